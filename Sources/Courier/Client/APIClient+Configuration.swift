@@ -1,0 +1,77 @@
+import Foundation
+
+extension APIClient {
+    /// Everything an ``APIClient`` is configured with. Only the transport has no default.
+    ///
+    /// ```swift
+    /// var configuration = APIClient.Configuration(transport: URLSessionTransport())
+    /// configuration.retryPolicy = .never
+    /// configuration.headers["User-Agent"] = "my-service/1.0"
+    /// let client = APIClient(baseURL: URL(string: "https://api.example.com")!, configuration: configuration)
+    /// ```
+    public struct Configuration: Sendable {
+        /// Sends requests. ``URLSessionTransport`` by default.
+        public var transport: any HTTPTransport
+        /// Decides whether failed attempts are sent again. ``RetryPolicy/default`` by default.
+        public var retryPolicy: RetryPolicy
+        /// Run in order on every attempt, before the request is sent.
+        public var adapters: [any RequestAdapter]
+        /// Whether identical in-flight requests share one upstream call. On by default; a request can
+        /// still opt out with ``CoalescingPolicy/never``.
+        public var isCoalescingEnabled: Bool
+        /// Header names, besides `Accept`, `Accept-Encoding`, `Accept-Language` and `Range`, whose
+        /// values make two requests different for coalescing (for example `X-Tenant`).
+        public var coalescingHeaders: [String]
+        /// Headers sent with every request unless the request sets the same name.
+        public var headers: HTTPHeaders
+        /// The deadline of one attempt when the request sets none. 60 seconds by default.
+        public var timeout: Duration
+        /// The status codes that count as success; anything else fails with
+        /// ``APIError/unacceptableStatus(_:)``. `200..<300` by default.
+        public var acceptableStatusCodes: Range<Int>
+        /// Decodes response bodies.
+        public var decoder: JSONDecoder
+        /// Encodes ``RequestBody/json(_:)`` bodies.
+        public var encoder: JSONEncoder
+        /// The clock for deadlines and retry delays. `ContinuousClock` by default; tests inject a
+        /// manual clock so that time moves only when they say.
+        public var clock: any Clock<Duration>
+        /// The current date, for reading HTTP dates such as `Retry-After`. `Date()` by default.
+        public var currentDate: @Sendable () -> Date
+
+        /// Creates a configuration.
+        ///
+        /// - Parameters:
+        ///   - transport: Sends requests. ``URLSessionTransport`` by default.
+        ///   - retryPolicy: Decides whether failed attempts are sent again.
+        ///   - adapters: Run in order on every attempt.
+        ///   - isCoalescingEnabled: Whether identical in-flight requests share one upstream call.
+        ///   - headers: Headers sent with every request.
+        ///   - timeout: The deadline of one attempt when the request sets none.
+        ///   - clock: The clock for deadlines and retry delays.
+        ///   - currentDate: The current date, for HTTP dates.
+        public init(
+            transport: any HTTPTransport = URLSessionTransport(),
+            retryPolicy: RetryPolicy = .default,
+            adapters: [any RequestAdapter] = [],
+            isCoalescingEnabled: Bool = true,
+            headers: HTTPHeaders = [:],
+            timeout: Duration = .seconds(60),
+            clock: any Clock<Duration> = ContinuousClock(),
+            currentDate: @escaping @Sendable () -> Date = { Date() }
+        ) {
+            self.transport = transport
+            self.retryPolicy = retryPolicy
+            self.adapters = adapters
+            self.isCoalescingEnabled = isCoalescingEnabled
+            self.coalescingHeaders = []
+            self.headers = headers
+            self.timeout = timeout
+            self.acceptableStatusCodes = 200..<300
+            self.decoder = JSONDecoder()
+            self.encoder = JSONEncoder()
+            self.clock = clock
+            self.currentDate = currentDate
+        }
+    }
+}

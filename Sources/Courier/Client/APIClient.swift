@@ -1,0 +1,203 @@
+import Foundation
+
+/// An HTTP API client that does less work on the wire: identical in-flight requests share one upstream
+/// call, failed attempts are retried with backoff, and deadlines hold on every platform.
+///
+/// ```swift
+/// let client = APIClient(baseURL: URL(string: "https://api.example.com")!)
+/// let user = try await client.send(Request<User>.get("/users/42")).value
+/// ```
+///
+/// The client is a `final class` with no mutable state of its own: its shared state lives in small
+/// actors (such as the ``RequestCoalescer``), each with a short critical section, so concurrent calls
+/// never queue behind one executor.
+///
+/// - Important: One client is meant to be shared by a whole app or service. It is safe to call from
+///   any number of tasks at once; a caller that cancels leaves at once with `CancellationError`,
+///   without disturbing other callers of the same shared request.
+public final class APIClient: Sendable {
+    /// The URL relative request paths are appended to.
+    public let baseURL: URL
+    /// The configuration the client was created with.
+    public let configuration: Configuration
+
+    /// Shares one flight among callers of the same request.
+    let coalescer = RequestCoalescer<RequestKey, Exchange>()
+
+    /// Creates a client.
+    ///
+    /// - Parameters:
+    ///   - baseURL: The URL relative request paths are appended to, such as `https://api.example.com/v1`.
+    ///   - configuration: Transport, retries, adapters and the rest; see ``Configuration``.
+    public init(baseURL: URL, configuration: Configuration = Configuration()) {
+        self.baseURL = baseURL
+        self.configuration = configuration
+    }
+
+    // MARK: Sending Requests
+
+    /// Sends a request and decodes the body of a successful response as `T`.
+    ///
+    /// The steps: build the URL and headers (bad input fails here, before anything is sent), join an
+    /// identical request already in flight or start one, run adapters and send with retries, check the
+    /// status, then decode in the caller's task. `Request<Data>` returns the body as it is.
+    ///
+    /// - Parameter request: The request to send.
+    /// - Returns: The decoded value with the response metadata.
+    /// - Throws: ``APIError`` for every failure, or `CancellationError` when the calling task is cancelled.
+    @discardableResult
+    public func send<T: Decodable>(_ request: Request<T>) async throws -> Response<T> {
+        let exchange = try await perform(request)
+        let value = try Self.decode(T.self, from: exchange.response, decoder: configuration.decoder)
+        return exchange.makeResponse(value: value)
+    }
+
+    /// Sends a request whose response body is not needed, and checks its status.
+    ///
+    /// - Parameter request: The request to send.
+    /// - Returns: The response metadata; its ``Response/data`` holds the body if there was one.
+    /// - Throws: ``APIError`` for every failure, or `CancellationError` when the calling task is cancelled.
+    @discardableResult
+    public func send(_ request: Request<Void>) async throws -> Response<Void> {
+        let exchange = try await perform(request)
+        return exchange.makeResponse(value: ())
+    }
+
+    // MARK: The Path of One Call
+
+    /// Everything but decoding: shared by both `send` overloads.
+    private func perform<T>(_ request: Request<T>) async throws -> Exchange {
+        let prepared = try prepare(request)
+        let timeout = request.timeout ?? configuration.timeout
+        var exchange: Exchange
+        if let key = coalescingKey(for: prepared, policy: request.coalescing) {
+            let coalesced = try await coalescer.run(key) { [self] in
+                try await transmit(prepared, timeout: timeout)
+            }
+            exchange = coalesced.value
+            exchange.joined = coalesced.joined
+        } else {
+            exchange = try await transmit(prepared, timeout: timeout)
+        }
+        guard configuration.acceptableStatusCodes.contains(exchange.response.statusCode) else {
+            throw APIError.unacceptableStatus(exchange.response)
+        }
+        return exchange
+    }
+
+    /// Builds the request that will be sent: URL, merged headers, encoded body. Throws before anything
+    /// is sent when any part is malformed.
+    func prepare<T>(_ request: Request<T>) throws(APIError) -> HTTPRequest {
+        let url = try URLBuilder.url(base: baseURL, path: request.path, query: request.query)
+        var headers = request.headers
+        headers.addMissing(from: configuration.headers)
+        var body: Data?
+        switch request.body {
+        case nil:
+            break
+        case .data(let data, let contentType)?:
+            body = data
+            if let contentType, !headers.contains("Content-Type") { headers["Content-Type"] = contentType }
+        case .json(let value)?:
+            do {
+                body = try configuration.encoder.encode(value)
+            } catch {
+                throw .encodingFailed(error)
+            }
+            if !headers.contains("Content-Type") { headers["Content-Type"] = "application/json" }
+        }
+        try headers.validate()
+        return HTTPRequest(method: request.method, url: url, headers: headers, body: body)
+    }
+
+    private func coalescingKey(for request: HTTPRequest, policy: CoalescingPolicy) -> RequestKey? {
+        switch policy {
+        case .never: return nil
+        case .always: break
+        case .automatic:
+            guard configuration.isCoalescingEnabled, request.method == .get || request.method == .head else {
+                return nil
+            }
+        }
+        return RequestKey(request, varyingOn: configuration.coalescingHeaders)
+    }
+
+    // MARK: Attempts
+
+    /// Sends `request` until it succeeds or the retry policy says stop. Runs inside the shared flight,
+    /// so joiners never multiply attempts.
+    func transmit(_ request: HTTPRequest, timeout: Duration) async throws -> Exchange {
+        var attempt = 0
+        while true {
+            attempt += 1
+            let sent = try await adapt(request)
+            let outcome: RetryContext.Outcome
+            do {
+                let response = try await send(sent, timeout: timeout)
+                if configuration.acceptableStatusCodes.contains(response.statusCode) {
+                    return Exchange(request: sent, response: response, attempts: attempt)
+                }
+                outcome = .response(response)
+            } catch let error as APIError {
+                outcome = .failure(error)
+            }
+            let context = RetryContext(request: sent, attempt: attempt, outcome: outcome, now: configuration.currentDate())
+            switch configuration.retryPolicy.decision(for: context) {
+            case .retry(let delay):
+                try await configuration.clock.sleep(for: delay)
+            case .doNotRetry:
+                switch outcome {
+                case .response(let response): return Exchange(request: sent, response: response, attempts: attempt)
+                case .failure(let error): throw error
+                }
+            }
+        }
+    }
+
+    /// Runs the adapters in order; their failures become ``APIError/adapterFailed(_:)``.
+    private func adapt(_ request: HTTPRequest) async throws -> HTTPRequest {
+        var request = request
+        for adapter in configuration.adapters {
+            do {
+                request = try await adapter.adapt(request)
+            } catch is CancellationError {
+                throw CancellationError()
+            } catch {
+                throw APIError.adapterFailed(error)
+            }
+        }
+        if !configuration.adapters.isEmpty { try request.headers.validate() }
+        return request
+    }
+
+    /// One attempt on the wire, bounded by the deadline. Errors that are not ``APIError`` or
+    /// cancellation become ``APIError/transport(_:underlying:)`` of kind ``TransportFailure/other``.
+    private func send(_ request: HTTPRequest, timeout: Duration) async throws -> HTTPResponse {
+        let transport = configuration.transport
+        do {
+            return try await Deadline.run(timeout: timeout, clock: configuration.clock) {
+                try await transport.send(request)
+            }
+        } catch let error as APIError {
+            throw error
+        } catch is CancellationError {
+            throw CancellationError()
+        } catch {
+            throw APIError.transport(.other, underlying: error)
+        }
+    }
+
+    // MARK: Decoding
+
+    /// Decodes in the caller's task: never inside an actor, so a large body never blocks shared state.
+    static func decode<T: Decodable>(_ type: T.Type, from response: HTTPResponse, decoder: JSONDecoder) throws(APIError)
+        -> T
+    {
+        if let data = response.body as? T { return data }
+        do {
+            return try decoder.decode(T.self, from: response.body)
+        } catch {
+            throw .decodingFailed(type: String(describing: T.self), underlying: error, response: response)
+        }
+    }
+}

@@ -1,0 +1,158 @@
+import Foundation
+
+/// Everything that can go wrong with a call, as one enum whose cases say what happened and keep the cause.
+///
+/// Every case reads as a sentence through ``description`` and carries what is needed to act on it: the
+/// response for a bad status, the underlying error for a transport or decoding failure. Descriptions
+/// never contain credentials: header values of `Authorization` and cookies are not printed.
+///
+/// Cancellation is not an `APIError`: a caller that cancels gets `CancellationError`.
+public enum APIError: Error, Sendable {
+    /// The request could not be built, so nothing was sent.
+    case invalidRequest(InvalidRequestReason)
+    /// The request body could not be encoded, so nothing was sent. Carries the encoder's error.
+    case encodingFailed(any Error)
+    /// A ``RequestAdapter`` threw, so the attempt was not sent. Carries the adapter's error.
+    case adapterFailed(any Error)
+    /// The transport could not complete the exchange: the connection failed, the host was not found,
+    /// the server closed the connection. Carries what kind of failure it was and the transport's error.
+    case transport(TransportFailure, underlying: any Error)
+    /// An attempt took longer than its deadline and was abandoned.
+    case timedOut(Duration)
+    /// The server answered with a status code the client does not accept (by default, anything outside
+    /// 2xx). Carries the whole response, body included, so the server's error message can be read.
+    case unacceptableStatus(HTTPResponse)
+    /// The body could not be decoded as the requested type. Carries the decoder's error and the response.
+    case decodingFailed(type: String, underlying: any Error, response: HTTPResponse)
+    /// The server sent something that is not a valid HTTP response.
+    case invalidResponse(reason: String, underlying: (any Error)?)
+
+    /// The status code of the response, when the error carries one.
+    public var statusCode: Int? {
+        response?.statusCode
+    }
+
+    /// The response behind the error, when the server answered.
+    public var response: HTTPResponse? {
+        switch self {
+        case .unacceptableStatus(let response), .decodingFailed(_, _, let response): response
+        default: nil
+        }
+    }
+
+    /// The error this one wraps, if any.
+    public var underlyingError: (any Error)? {
+        switch self {
+        case .encodingFailed(let error), .adapterFailed(let error), .transport(_, let error),
+            .decodingFailed(_, let error, _):
+            error
+        case .invalidResponse(_, let error): error
+        case .invalidRequest, .timedOut, .unacceptableStatus: nil
+        }
+    }
+}
+
+/// Why ``APIClient`` refused to build a request.
+public enum InvalidRequestReason: Sendable, Hashable, CustomStringConvertible {
+    /// The URL could not be formed from the base URL, path and query. Carries the text that failed.
+    case invalidURL(String)
+    /// The path contains something no URL path may contain. Carries the path and what is wrong.
+    case invalidPath(String, problem: String)
+    /// A header name is empty or contains characters that are not allowed in a field name.
+    case invalidHeaderName(String)
+    /// A header value contains a line break or another control character. Carries the header name only,
+    /// so that a credential in the value is never printed.
+    case invalidHeaderValue(name: String)
+
+    /// The reason as a sentence.
+    public var description: String {
+        switch self {
+        case .invalidURL(let text): "\"\(text)\" is not a valid http(s) URL"
+        case .invalidPath(let path, let problem): "the path \"\(path)\" \(problem)"
+        case .invalidHeaderName(let name): "\"\(name)\" is not a valid header name"
+        case .invalidHeaderValue(let name): "the value of header \"\(name)\" contains a control character"
+        }
+    }
+}
+
+/// The kind of transport failure, used to decide whether a retry can help.
+public enum TransportFailure: String, Sendable, Hashable, CaseIterable, CustomStringConvertible {
+    /// The transport's own timeout fired.
+    case timedOut
+    /// The server refused or did not accept the connection.
+    case cannotConnect
+    /// The connection dropped during the exchange.
+    case connectionLost
+    /// The host name could not be resolved.
+    case dnsFailure
+    /// The device has no network connection.
+    case notConnected
+    /// The TLS handshake or certificate check failed.
+    case secureConnectionFailed
+    /// The server's reply could not be read as HTTP.
+    case badServerResponse
+    /// Any other transport error.
+    case other
+
+    /// A short phrase for the kind.
+    public var description: String {
+        switch self {
+        case .timedOut: "the transport timed out"
+        case .cannotConnect: "could not connect to the server"
+        case .connectionLost: "the connection was lost"
+        case .dnsFailure: "the host name could not be resolved"
+        case .notConnected: "there is no network connection"
+        case .secureConnectionFailed: "the secure connection failed"
+        case .badServerResponse: "the server sent a response that is not valid HTTP"
+        case .other: "the transport failed"
+        }
+    }
+}
+
+extension APIError: CustomStringConvertible, LocalizedError {
+    /// What happened, as a sentence.
+    public var description: String {
+        switch self {
+        case .invalidRequest(let reason):
+            "Invalid request, nothing was sent: \(reason)."
+        case .encodingFailed(let error):
+            "The request body could not be encoded, nothing was sent: \(error)."
+        case .adapterFailed(let error):
+            "A request adapter failed, the attempt was not sent: \(error)."
+        case .transport(let failure, let error):
+            "Transport failure: \(failure) (\(error))."
+        case .timedOut(let duration):
+            "The request timed out after \(duration.formattedSeconds)."
+        case .unacceptableStatus(let response):
+            "The server answered with status \(response.statusCode)\(Self.bodyExcerpt(response.body))."
+        case .decodingFailed(let type, let error, let response):
+            "The response (status \(response.statusCode), \(response.body.count) bytes) could not be decoded as "
+                + "\(type): \(error)."
+        case .invalidResponse(let reason, let error):
+            "The server sent an invalid response: \(reason)" + (error.map { " (\($0))." } ?? ".")
+        }
+    }
+
+    /// The same text as ``description``, for `localizedDescription`.
+    public var errorDescription: String? { description }
+
+    /// The first characters of a textual body, so the server's message shows up in logs.
+    private static func bodyExcerpt(_ body: Data) -> String {
+        guard !body.isEmpty, let text = String(data: body.prefix(200), encoding: .utf8) else { return "" }
+        let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
+        return trimmed.isEmpty ? "" : ": \(trimmed)\(body.count > 200 ? "…" : "")"
+    }
+}
+
+extension Duration {
+    /// The duration in seconds with millisecond precision, for messages: `"0.25 s"`.
+    var formattedSeconds: String {
+        let milliseconds = components.seconds * 1000 + components.attoseconds / 1_000_000_000_000_000
+        let whole = milliseconds / 1000
+        let fraction = milliseconds % 1000
+        guard fraction != 0 else { return "\(whole) s" }
+        var digits = String(fraction + 1000).dropFirst()
+        while digits.last == "0" { digits = digits.dropLast() }
+        return "\(whole).\(digits) s"
+    }
+}

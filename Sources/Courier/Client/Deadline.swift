@@ -1,0 +1,81 @@
+/// Runs an operation against a deadline on an injected clock.
+///
+/// The operation runs in its own task so that the caller gets its answer the moment the deadline
+/// passes or the caller is cancelled, even from a transport that ignores cancellation: the operation is
+/// cancelled and left to wind down on its own, and its late result is dropped.
+enum Deadline {
+    static func run<Value: Sendable>(
+        timeout: Duration,
+        clock: any Clock<Duration>,
+        operation: @escaping @Sendable () async throws -> Value
+    ) async throws -> Value {
+        let race = Race<Value>()
+        let work = Task {
+            do {
+                race.finish(.success(try await operation()))
+            } catch {
+                race.finish(.failure(error))
+            }
+        }
+        let timer = Task {
+            // A cancelled sleep throws, and then the timer simply ends.
+            guard (try? await clock.sleep(for: timeout)) != nil else { return }
+            race.finish(.failure(APIError.timedOut(timeout)))
+        }
+        defer {
+            work.cancel()
+            timer.cancel()
+        }
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { continuation in
+                race.wait(with: continuation)
+            }
+        } onCancel: {
+            race.finish(.failure(CancellationError()))
+        }
+    }
+}
+
+/// The first result wins; the continuation is resumed exactly once, whichever arrives first.
+private final class Race<Value: Sendable>: Sendable {
+    private enum State {
+        case idle
+        case waiting(CheckedContinuation<Value, any Error>)
+        case finishedEarly(Result<Value, any Error>)
+        case done
+    }
+
+    private let state = Locked(State.idle)
+
+    func wait(with continuation: CheckedContinuation<Value, any Error>) {
+        let early: Result<Value, any Error>? = state.withLock { state in
+            switch state {
+            case .idle:
+                state = .waiting(continuation)
+                return nil
+            case .finishedEarly(let result):
+                state = .done
+                return result
+            case .waiting, .done:
+                preconditionFailure("a race is awaited once")
+            }
+        }
+        if let early { continuation.resume(with: early) }
+    }
+
+    func finish(_ result: Result<Value, any Error>) {
+        let waiter: CheckedContinuation<Value, any Error>? = state.withLock { state in
+            switch state {
+            case .idle:
+                state = .finishedEarly(result)
+                return nil
+            case .waiting(let continuation):
+                state = .done
+                return continuation
+            case .finishedEarly, .done:
+                return nil
+            }
+        }
+        waiter?.resume(with: result)
+    }
+}

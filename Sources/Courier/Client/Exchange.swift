@@ -1,0 +1,17 @@
+import Foundation
+
+/// What one flight produced: the request as last sent, the response, and how it was obtained.
+/// Shared by every caller of a coalesced flight; each caller decodes its own value from it.
+struct Exchange: Sendable {
+    var request: HTTPRequest
+    var response: HTTPResponse
+    var attempts: Int
+    var source: ResponseSource = .network
+    var joined = false
+
+    func makeResponse<Value>(value: Value) -> Response<Value> {
+        Response(
+            value: value, data: response.body, statusCode: response.statusCode, headers: response.headers,
+            url: request.url, source: source, joined: joined, attempts: attempts)
+    }
+}

@@ -1,0 +1,160 @@
+/// An ordered list of HTTP header fields with case-insensitive names.
+///
+/// Fields keep the order in which they were added, and a name may appear more than once
+/// (`Set-Cookie`, `Vary`, `Cache-Control` lines from several hops). Lookups ignore ASCII case,
+/// as RFC 9110 §5.1 requires.
+///
+/// ```swift
+/// var headers: HTTPHeaders = ["Accept": "application/json"]
+/// headers["accept"]                      // "application/json"
+/// headers.add(name: "Cache-Control", value: "no-cache")
+/// ```
+///
+/// The ``description`` of a header list replaces the values of credentials (`Authorization`,
+/// `Proxy-Authorization`, `Cookie`, `Set-Cookie`) with `<redacted>`, so headers can be logged safely.
+public struct HTTPHeaders: Sendable, Hashable, ExpressibleByDictionaryLiteral {
+    /// One header field: a name as it was written and its value.
+    public struct Field: Sendable, Hashable {
+        /// The field name, in the case it was given.
+        public let name: String
+        /// The field value.
+        public var value: String
+
+        /// The lower-cased name, used for comparisons.
+        let canonicalName: String
+
+        /// Creates a field.
+        public init(name: String, value: String) {
+            self.name = name
+            self.value = value
+            self.canonicalName = name.lowercased()
+        }
+
+        /// Two fields are equal when their names match ignoring case and their values match exactly.
+        public static func == (lhs: Field, rhs: Field) -> Bool {
+            lhs.canonicalName == rhs.canonicalName && lhs.value == rhs.value
+        }
+
+        /// Hashes the case-insensitive name and the value.
+        public func hash(into hasher: inout Hasher) {
+            hasher.combine(canonicalName)
+            hasher.combine(value)
+        }
+    }
+
+    /// The fields in order.
+    public private(set) var fields: [Field]
+
+    /// Creates an empty header list.
+    public init() {
+        fields = []
+    }
+
+    /// Creates a header list from name-value pairs, in order; repeated names are kept.
+    public init(_ pairs: [(String, String)]) {
+        fields = pairs.map { Field(name: $0.0, value: $0.1) }
+    }
+
+    /// Creates a header list from a dictionary literal, in the literal's order.
+    public init(dictionaryLiteral elements: (String, String)...) {
+        self.init(elements)
+    }
+
+    // MARK: Reading
+
+    /// The value for `name`, ignoring case. Several fields with that name are combined with `", "`
+    /// (RFC 9110 §5.3). Setting a value replaces every field with that name; setting `nil` removes them.
+    public subscript(name: String) -> String? {
+        get {
+            let values = self.values(for: name)
+            switch values.count {
+            case 0: return nil
+            case 1: return values[0]
+            default: return values.joined(separator: ", ")
+            }
+        }
+        set {
+            if let newValue {
+                replaceOrAdd(name: name, value: newValue)
+            } else {
+                remove(name: name)
+            }
+        }
+    }
+
+    /// Every value given for `name`, in order, ignoring case.
+    public func values(for name: String) -> [String] {
+        let key = name.lowercased()
+        return fields.compactMap { $0.canonicalName == key ? $0.value : nil }
+    }
+
+    /// Whether at least one field has this name, ignoring case.
+    public func contains(_ name: String) -> Bool {
+        let key = name.lowercased()
+        return fields.contains { $0.canonicalName == key }
+    }
+
+    /// The number of fields.
+    public var count: Int { fields.count }
+
+    /// Whether there are no fields.
+    public var isEmpty: Bool { fields.isEmpty }
+
+    // MARK: Changing
+
+    /// Appends a field, keeping any fields that already have this name.
+    public mutating func add(name: String, value: String) {
+        fields.append(Field(name: name, value: value))
+    }
+
+    /// Replaces the first field named `name` and removes the others, or appends one if there is none.
+    public mutating func replaceOrAdd(name: String, value: String) {
+        let key = name.lowercased()
+        guard let first = fields.firstIndex(where: { $0.canonicalName == key }) else {
+            fields.append(Field(name: name, value: value))
+            return
+        }
+        fields[first] = Field(name: name, value: value)
+        var index = fields.index(after: first)
+        while index < fields.endIndex {
+            if fields[index].canonicalName == key {
+                fields.remove(at: index)
+            } else {
+                index += 1
+            }
+        }
+    }
+
+    /// Removes every field named `name`, ignoring case.
+    public mutating func remove(name: String) {
+        let key = name.lowercased()
+        fields.removeAll { $0.canonicalName == key }
+    }
+
+    /// Adds every field of `other` that this list does not already have a value for.
+    mutating func addMissing(from other: HTTPHeaders) {
+        for field in other.fields where !contains(field.name) {
+            fields.append(field)
+        }
+    }
+}
+
+extension HTTPHeaders: Sequence {
+    /// Iterates over the fields in order.
+    public func makeIterator() -> IndexingIterator<[Field]> {
+        fields.makeIterator()
+    }
+}
+
+extension HTTPHeaders: CustomStringConvertible {
+    /// Header names whose values are never printed.
+    static let alwaysRedacted: Set<String> = ["authorization", "proxy-authorization", "cookie", "set-cookie"]
+
+    /// The fields one per line as `Name: value`, with credential values replaced by `<redacted>`.
+    public var description: String {
+        fields.map { field in
+            let value = Self.alwaysRedacted.contains(field.canonicalName) ? "<redacted>" : field.value
+            return "\(field.name): \(value)"
+        }.joined(separator: "\n")
+    }
+}

@@ -1,0 +1,55 @@
+/// An HTTP request method, such as `GET` or `POST`.
+///
+/// Methods are case-sensitive tokens (RFC 9110 §9.1); the common ones are provided as static members,
+/// and any other token can be written as a string literal:
+///
+/// ```swift
+/// let purge: HTTPMethod = "PURGE"
+/// ```
+public struct HTTPMethod: RawRepresentable, Hashable, Sendable, ExpressibleByStringLiteral, CustomStringConvertible {
+    /// The method token as it is sent on the wire.
+    public let rawValue: String
+
+    /// Creates a method from its token, for example `"PROPFIND"`.
+    public init(rawValue: String) {
+        self.rawValue = rawValue
+    }
+
+    /// Creates a method from a string literal.
+    public init(stringLiteral value: String) {
+        self.init(rawValue: value)
+    }
+
+    /// The method token.
+    public var description: String { rawValue }
+
+    /// `GET`: transfer a current representation of the target resource.
+    public static let get: HTTPMethod = "GET"
+    /// `HEAD`: like `GET`, but the server sends no body.
+    public static let head: HTTPMethod = "HEAD"
+    /// `POST`: perform resource-specific processing on the request body.
+    public static let post: HTTPMethod = "POST"
+    /// `PUT`: replace the target resource with the request body.
+    public static let put: HTTPMethod = "PUT"
+    /// `PATCH`: apply partial modifications to the target resource.
+    public static let patch: HTTPMethod = "PATCH"
+    /// `DELETE`: remove the target resource.
+    public static let delete: HTTPMethod = "DELETE"
+    /// `OPTIONS`: describe the communication options for the target resource.
+    public static let options: HTTPMethod = "OPTIONS"
+    /// `TRACE`: perform a message loop-back test.
+    public static let trace: HTTPMethod = "TRACE"
+    /// `CONNECT`: establish a tunnel to the server.
+    public static let connect: HTTPMethod = "CONNECT"
+
+    /// Whether the method is safe (RFC 9110 §9.2.1): it is read-only from the client's point of view.
+    public var isSafe: Bool {
+        self == .get || self == .head || self == .options || self == .trace
+    }
+
+    /// Whether the method is idempotent (RFC 9110 §9.2.2): sending it twice has the same effect as once,
+    /// so a failed attempt may be retried without asking the caller.
+    public var isIdempotent: Bool {
+        isSafe || self == .put || self == .delete
+    }
+}

@@ -1,0 +1,94 @@
+import Foundation
+
+/// A description of one API call whose successful answer decodes to `Response`.
+///
+/// A request names its target by a path relative to the client's base URL (`"/users/42"`) or by an
+/// absolute URL (`"https://cdn.example.com/a.png"`), and carries the query, headers, body and per-call
+/// options. It is a plain value: build it anywhere, send it from any task.
+///
+/// ```swift
+/// struct User: Decodable { let id: Int; let name: String }
+///
+/// let user = try await client.send(Request<User>.get("/users/42")).value
+/// try await client.send(Request<Void>.post("/users", body: NewUser(name: "Ada")))
+/// ```
+///
+/// `Request<Data>` returns the raw body, and `Request<Void>` ignores it.
+public struct Request<Response>: Sendable {
+    /// The request method.
+    public var method: HTTPMethod
+    /// A path relative to the client's base URL, such as `"/users/42"`, or an absolute `http(s)` URL.
+    ///
+    /// The path may carry its own query (`"/search?q=swift"`); ``query`` items are appended to it.
+    /// Characters that cannot appear in a URL path (spaces, non-ASCII letters) are percent-encoded;
+    /// control characters, fragments and broken percent-escapes are rejected with
+    /// ``APIError/invalidRequest(_:)`` before anything is sent.
+    public var path: String
+    /// Query items, percent-encoded per RFC 3986 (everything but unreserved characters is escaped,
+    /// so `+`, `&` and `=` in values reach the server intact).
+    public var query: [URLQueryItem]
+    /// Header fields for this request. They override the client's default headers of the same name.
+    public var headers: HTTPHeaders
+    /// The body, if any.
+    public var body: RequestBody?
+    /// Whether identical in-flight requests may share one upstream call. See ``CoalescingPolicy``.
+    public var coalescing: CoalescingPolicy
+    /// Whether the client's authenticator should authorize this request.
+    public var requiresAuthentication: Bool
+    /// The longest one attempt may take before it fails with ``APIError/timedOut(_:)``; `nil` uses the
+    /// client's ``APIClient/Configuration/timeout``. Courier enforces it on its own clock, so
+    /// sub-second deadlines work on every platform.
+    public var timeout: Duration?
+
+    /// Creates a request.
+    ///
+    /// - Parameters:
+    ///   - method: The request method.
+    ///   - path: A path relative to the base URL, or an absolute URL.
+    ///   - query: Query items to append.
+    ///   - headers: Header fields for this request.
+    ///   - body: The body, if any.
+    ///   - coalescing: Whether identical in-flight requests may share one upstream call.
+    ///   - requiresAuthentication: Whether the client's authenticator should authorize this request.
+    ///   - timeout: The deadline of one attempt; `nil` uses the client's default.
+    public init(
+        method: HTTPMethod = .get,
+        path: String,
+        query: [URLQueryItem] = [],
+        headers: HTTPHeaders = [:],
+        body: RequestBody? = nil,
+        coalescing: CoalescingPolicy = .automatic,
+        requiresAuthentication: Bool = true,
+        timeout: Duration? = nil
+    ) {
+        self.method = method
+        self.path = path
+        self.query = query
+        self.headers = headers
+        self.body = body
+        self.coalescing = coalescing
+        self.requiresAuthentication = requiresAuthentication
+        self.timeout = timeout
+    }
+
+    /// Creates a request for an absolute URL, used as given.
+    ///
+    /// - Parameters:
+    ///   - method: The request method.
+    ///   - url: The absolute URL of the target resource.
+    ///   - headers: Header fields for this request.
+    ///   - body: The body, if any.
+    public init(method: HTTPMethod = .get, url: URL, headers: HTTPHeaders = [:], body: RequestBody? = nil) {
+        self.init(method: method, path: url.absoluteString, headers: headers, body: body)
+    }
+}
+
+/// Whether a request may share an identical request that is already in flight.
+public enum CoalescingPolicy: Sendable, Hashable {
+    /// Coalesce safe methods (`GET`, `HEAD`) when the client has coalescing on; the default.
+    case automatic
+    /// Coalesce even a method that is not safe, for example a `POST` used as a query.
+    case always
+    /// Always send this request on its own.
+    case never
+}

@@ -1,0 +1,63 @@
+import Foundation
+
+/// Where the answer to a call came from.
+public enum ResponseSource: String, Sendable, Hashable, CustomStringConvertible {
+    /// The server sent this response.
+    case network
+    /// The response cache held a fresh response; nothing was sent.
+    case cache
+    /// The cache held a stale response, the server confirmed it with `304 Not Modified`, and the
+    /// stored body was served.
+    case revalidated
+    /// The cache served a stale response at once and refreshes it in the background.
+    case staleWhileRevalidate
+
+    /// The raw value.
+    public var description: String { rawValue }
+}
+
+/// The answer to ``APIClient/send(_:)-(Request<T>)``: the decoded value and how it was obtained.
+public struct Response<Value> {
+    /// The decoded value.
+    public let value: Value
+    /// The raw response body.
+    public let data: Data
+    /// The status code of the response.
+    public let statusCode: Int
+    /// The response header fields.
+    public let headers: HTTPHeaders
+    /// The URL the request was sent to.
+    public let url: URL
+    /// Where the response came from: the network, the cache, or a revalidated cache entry.
+    public let source: ResponseSource
+    /// `true` when this caller did not send its own request but shared an identical one that another
+    /// caller had in flight.
+    public let joined: Bool
+    /// How many times the request was sent to produce this response, counting retries and the resend
+    /// after a token refresh. `0` when the response came from the cache without contacting the server.
+    public let attempts: Int
+
+    /// Creates a response. Useful in tests of code that consumes responses.
+    public init(
+        value: Value, data: Data, statusCode: Int, headers: HTTPHeaders, url: URL,
+        source: ResponseSource = .network, joined: Bool = false, attempts: Int = 1
+    ) {
+        self.value = value
+        self.data = data
+        self.statusCode = statusCode
+        self.headers = headers
+        self.url = url
+        self.source = source
+        self.joined = joined
+        self.attempts = attempts
+    }
+
+    /// Returns a response with the same metadata and a transformed value.
+    public func map<NewValue>(_ transform: (Value) throws -> NewValue) rethrows -> Response<NewValue> {
+        Response<NewValue>(
+            value: try transform(value), data: data, statusCode: statusCode, headers: headers, url: url,
+            source: source, joined: joined, attempts: attempts)
+    }
+}
+
+extension Response: Sendable where Value: Sendable {}

@@ -1,0 +1,108 @@
+import Foundation
+
+/// Builds the absolute URL of a ``Request``: relative paths are appended to the base URL, absolute
+/// URLs are used as given, and query items are percent-encoded per RFC 3986.
+enum URLBuilder {
+    /// Characters RFC 3986 §2.3 leaves unreserved; everything else in a query name or value is escaped.
+    private static let unreserved: Set<UInt8> = Set(
+        Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~".utf8))
+    /// Characters a path or query may carry as they are: unreserved, sub-delims, ":", "@", "/" and "?"
+    /// (RFC 3986 §3.3, §3.4), plus "%" which is checked to start a valid escape.
+    private static let allowedInTarget: Set<UInt8> = unreserved.union("!$&'()*+,;=:@/?%".utf8)
+
+    static func url(base: URL, path: String, query: [URLQueryItem]) throws(APIError) -> URL {
+        let (target, isAbsolute) = try resolvedTarget(base: base, path: path)
+        var text = target
+        if !query.isEmpty {
+            text += (target.contains("?") ? "&" : "?") + encode(query)
+        }
+        guard let url = URL(string: text), url.host != nil || !isAbsolute else {
+            throw .invalidRequest(.invalidURL(text))
+        }
+        return url
+    }
+
+    /// The URL text before the request's query items: either the absolute URL or base + path.
+    private static func resolvedTarget(base: URL, path: String) throws(APIError) -> (String, Bool) {
+        let lowered = path.prefix(8).lowercased()
+        if lowered.hasPrefix("http://") || lowered.hasPrefix("https://") {
+            guard let url = URL(string: path), url.host?.isEmpty == false, url.fragment == nil else {
+                throw .invalidRequest(.invalidURL(path))
+            }
+            return (path, true)
+        }
+        if path.contains("://") {
+            throw .invalidRequest(.invalidURL(path))
+        }
+        let escaped = try escapePath(path)
+        var baseText = base.absoluteString
+        while baseText.hasSuffix("/") { baseText.removeLast() }
+        guard !escaped.isEmpty else { return (base.absoluteString, false) }
+        let separator = escaped.hasPrefix("/") || escaped.hasPrefix("?") ? "" : "/"
+        return (baseText + separator + escaped, false)
+    }
+
+    /// Percent-encodes what a path cannot carry literally and rejects what it must never carry.
+    static func escapePath(_ path: String) throws(APIError) -> String {
+        var output = [UInt8]()
+        output.reserveCapacity(path.utf8.count)
+        let bytes = Array(path.utf8)
+        var index = 0
+        while index < bytes.count {
+            let byte = bytes[index]
+            switch byte {
+            case 0x00..<0x20, 0x7F:
+                throw .invalidRequest(.invalidPath(path, problem: "contains a control character"))
+            case UInt8(ascii: "#"):
+                throw .invalidRequest(.invalidPath(path, problem: "contains a fragment (#), which is never sent"))
+            case UInt8(ascii: "%"):
+                guard index + 2 < bytes.count, isHex(bytes[index + 1]), isHex(bytes[index + 2]) else {
+                    throw .invalidRequest(.invalidPath(path, problem: "contains a \"%\" that starts no valid escape"))
+                }
+                output.append(byte)
+            case _ where allowedInTarget.contains(byte):
+                output.append(byte)
+            default:
+                output.append(contentsOf: percentEscape(byte))
+            }
+            index += 1
+        }
+        return String(decoding: output, as: UTF8.self)
+    }
+
+    /// `name=value` pairs joined by `&`, every byte outside the unreserved set escaped.
+    static func encode(_ query: [URLQueryItem]) -> String {
+        query.map { item in
+            let name = escapeQueryComponent(item.name)
+            guard let value = item.value else { return name }
+            return name + "=" + escapeQueryComponent(value)
+        }.joined(separator: "&")
+    }
+
+    private static func escapeQueryComponent(_ text: String) -> String {
+        var output = [UInt8]()
+        output.reserveCapacity(text.utf8.count)
+        for byte in text.utf8 {
+            if unreserved.contains(byte) {
+                output.append(byte)
+            } else {
+                output.append(contentsOf: percentEscape(byte))
+            }
+        }
+        return String(decoding: output, as: UTF8.self)
+    }
+
+    private static func percentEscape(_ byte: UInt8) -> [UInt8] {
+        let digits = Array("0123456789ABCDEF".utf8)
+        return [UInt8(ascii: "%"), digits[Int(byte >> 4)], digits[Int(byte & 0x0F)]]
+    }
+
+    private static func isHex(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "a")...UInt8(ascii: "f"),
+            UInt8(ascii: "A")...UInt8(ascii: "F"):
+            true
+        default: false
+        }
+    }
+}

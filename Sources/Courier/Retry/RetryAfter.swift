@@ -1,0 +1,20 @@
+import Foundation
+
+/// Reads `Retry-After` (RFC 9110 §10.2.3): delay-seconds or an HTTP-date.
+enum RetryAfter {
+    /// The delay the server asked for, or `nil` when the header is absent or unreadable.
+    /// A date in the past means "now" (zero).
+    static func delay(in headers: HTTPHeaders, now: Date) -> Duration? {
+        guard let value = headers["Retry-After"]?.trimmingCharacters(in: .whitespaces), !value.isEmpty else {
+            return nil
+        }
+        if value.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }) {
+            // Saturate absurd values instead of overflowing; anything this large exceeds every cap anyway.
+            guard value.utf8.count <= 9, let seconds = Int(value) else { return .seconds(Int32.max) }
+            return .seconds(seconds)
+        }
+        guard let date = HTTPDate.parse(value, now: now) else { return nil }
+        let interval = date.timeIntervalSince(now)
+        return interval > 0 ? .milliseconds(Int64((interval * 1000).rounded(.up))) : .zero
+    }
+}

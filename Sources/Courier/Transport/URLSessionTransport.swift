@@ -1,0 +1,121 @@
+import Foundation
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// The default ``HTTPTransport``: sends requests with `URLSession`, configured for a service.
+///
+/// The session it makes for itself keeps no state between calls that Courier does not control:
+/// no `URLCache` (``APIClient`` has its own cache, and URLSession on Linux neither caches nor
+/// revalidates), no cookie storage, and no credential storage. Deadlines are enforced by
+/// ``APIClient`` on its own clock, because URLSession truncates timeouts to whole seconds on Linux;
+/// the session's own timeouts are only a generous backstop.
+///
+/// Cancelling the calling task cancels the URLSession task at once and throws `CancellationError`.
+/// `URLError`s become ``APIError/transport(_:underlying:)`` with the `URLError` kept as the cause.
+public final class URLSessionTransport: HTTPTransport {
+    /// The session requests are sent with.
+    public let session: URLSession
+
+    /// Creates a transport with its own session, made from ``defaultConfiguration``.
+    public convenience init() {
+        self.init(session: URLSession(configuration: Self.defaultConfiguration))
+    }
+
+    /// Creates a transport that sends with a session you configured.
+    ///
+    /// - Parameter session: The session to use. For server-side use, give it no `URLCache` and no
+    ///   cookie storage, as ``defaultConfiguration`` does.
+    public init(session: URLSession) {
+        self.session = session
+    }
+
+    /// An ephemeral configuration with no URL cache, no cookies, no credential storage, and
+    /// five-minute backstop timeouts.
+    public static var defaultConfiguration: URLSessionConfiguration {
+        let configuration = URLSessionConfiguration.ephemeral
+        configuration.urlCache = nil
+        configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
+        configuration.httpCookieStorage = nil
+        configuration.httpShouldSetCookies = false
+        configuration.httpCookieAcceptPolicy = .never
+        configuration.urlCredentialStorage = nil
+        configuration.timeoutIntervalForRequest = 300
+        configuration.timeoutIntervalForResource = 3600
+        return configuration
+    }
+
+    /// Sends `request` with the session and returns the response.
+    ///
+    /// - Parameter request: The request to send.
+    /// - Returns: The response, whatever its status code.
+    /// - Throws: ``APIError/transport(_:underlying:)`` when the exchange failed, `CancellationError`
+    ///   when the calling task was cancelled.
+    public func send(_ request: HTTPRequest) async throws -> HTTPResponse {
+        let urlRequest = Self.urlRequest(for: request)
+        let data: Data
+        let urlResponse: URLResponse
+        do {
+            (data, urlResponse) = try await session.data(for: urlRequest)
+        } catch {
+            throw Self.translate(error)
+        }
+        guard let http = urlResponse as? HTTPURLResponse else {
+            throw APIError.transport(.badServerResponse, underlying: URLError(.badServerResponse))
+        }
+        return HTTPResponse(statusCode: http.statusCode, headers: Self.headers(of: http), body: data)
+    }
+
+    // MARK: Translating
+
+    static func urlRequest(for request: HTTPRequest) -> URLRequest {
+        var urlRequest = URLRequest(url: request.url)
+        urlRequest.httpMethod = request.method.rawValue
+        urlRequest.cachePolicy = .reloadIgnoringLocalCacheData
+        urlRequest.httpShouldHandleCookies = false
+        for field in request.headers {
+            urlRequest.addValue(field.value, forHTTPHeaderField: field.name)
+        }
+        urlRequest.httpBody = request.body
+        return urlRequest
+    }
+
+    static func headers(of response: HTTPURLResponse) -> HTTPHeaders {
+        var headers = HTTPHeaders()
+        for case let (name as String, value as String) in response.allHeaderFields {
+            headers.add(name: name, value: value)
+        }
+        return headers
+    }
+
+    /// Maps URLSession's errors onto Courier's, keeping the original as the cause.
+    static func translate(_ error: any Error) -> any Error {
+        if error is CancellationError { return error }
+        guard let urlError = error as? URLError else {
+            return APIError.transport(.other, underlying: error)
+        }
+        if urlError.code == .cancelled {
+            // URLSession reports task cancellation as a URLError; callers expect CancellationError.
+            return CancellationError()
+        }
+        return APIError.transport(failure(for: urlError.code), underlying: urlError)
+    }
+
+    static func failure(for code: URLError.Code) -> TransportFailure {
+        switch code {
+        case .timedOut: .timedOut
+        case .cannotConnectToHost: .cannotConnect
+        case .networkConnectionLost: .connectionLost
+        case .cannotFindHost, .dnsLookupFailed: .dnsFailure
+        case .notConnectedToInternet, .internationalRoamingOff, .dataNotAllowed: .notConnected
+        case .secureConnectionFailed, .serverCertificateUntrusted, .serverCertificateHasBadDate,
+            .serverCertificateNotYetValid, .serverCertificateHasUnknownRoot, .clientCertificateRejected,
+            .clientCertificateRequired:
+            .secureConnectionFailed
+        case .badServerResponse, .cannotParseResponse, .cannotDecodeRawData, .cannotDecodeContentData:
+            .badServerResponse
+        default: .other
+        }
+    }
+}
