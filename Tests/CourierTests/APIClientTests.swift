@@ -161,9 +161,10 @@ private func makeClient(
         #expect(transport.callCount == 0)
     }
 
-    @Test(arguments: [
-        ["Bad Name": "x"], ["": "x"], ["X-Ok": "line\r\nInjected: 1"], ["X-Ok": "nul\u{0}byte"], ["Caf\u{E9}": "x"],
-    ] as [HTTPHeaders])
+    @Test(
+        arguments: [
+            ["Bad Name": "x"], ["": "x"], ["X-Ok": "line\r\nInjected: 1"], ["X-Ok": "nul\u{0}byte"], ["Caf\u{E9}": "x"],
+        ] as [HTTPHeaders])
     func malformedHeadersAreRejected(headers: HTTPHeaders) async throws {
         let transport = MockTransport.responding()
         let client = makeClient(transport)

@@ -16,7 +16,8 @@ private struct Counting: HTTPTransport {
 
 @Suite struct PublicAPITests {
     @Test func theReadmeExampleCompilesAndRuns() async throws {
-        let client = APIClient(baseURL: URL(string: "http://example.test")!, configuration: .init(transport: Counting()))
+        let client = APIClient(
+            baseURL: URL(string: "http://example.test")!, configuration: .init(transport: Counting()))
         let item: Item = try await client.send(Request<Item>.get("/items/1")).value
         #expect(item == Item(id: 1))
     }

@@ -69,7 +69,9 @@ private func advance(_ clock: TestClock, through delays: [Duration]) async {
         let clock = TestClock()
         let transport = MockTransport.sequence([.success(.text(503)), .success(.text(201))])
         let client = makeClient(transport, clock: clock)
-        let response = Task { try await client.send(Request<Void>.post("/orders", headers: ["Idempotency-Key": "abc"])) }
+        let response = Task {
+            try await client.send(Request<Void>.post("/orders", headers: ["Idempotency-Key": "abc"]))
+        }
         await advance(clock, through: [.milliseconds(500)])
         #expect(try await response.value.attempts == 2)
     }

@@ -141,7 +141,8 @@ public final class APIClient: Sendable {
             } catch let error as APIError {
                 outcome = .failure(error)
             }
-            let context = RetryContext(request: sent, attempt: attempt, outcome: outcome, now: configuration.currentDate())
+            let context = RetryContext(
+                request: sent, attempt: attempt, outcome: outcome, now: configuration.currentDate())
             switch configuration.retryPolicy.decision(for: context) {
             case .retry(let delay):
                 try await configuration.clock.sleep(for: delay)

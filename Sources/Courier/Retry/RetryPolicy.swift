@@ -70,7 +70,9 @@ public struct RetryPolicy: Sendable {
         maximumDelay: Duration = .seconds(30),
         jitter: Jitter = .full,
         retryableStatusCodes: Set<Int> = [408, 429, 500, 502, 503, 504],
-        retryableFailures: Set<TransportFailure> = [.timedOut, .cannotConnect, .connectionLost, .dnsFailure, .notConnected],
+        retryableFailures: Set<TransportFailure> = [
+            .timedOut, .cannotConnect, .connectionLost, .dnsFailure, .notConnected,
+        ],
         idempotentMethods: Set<HTTPMethod> = [.get, .head, .put, .delete, .options, .trace],
         maximumRetryAfter: Duration = .seconds(60)
     ) {

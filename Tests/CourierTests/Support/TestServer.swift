@@ -161,7 +161,6 @@ final class TestServer: Sendable {
     }
 }
 
-
 extension TestServer {
     fileprivate struct Route {
         let method: String?

@@ -1,0 +1,69 @@
+import Foundation
+import Testing
+
+@testable import Courier
+
+private func key(_ url: String, method: HTTPMethod = .get, headers: HTTPHeaders = [:], body: Data? = nil) -> RequestKey
+{
+    RequestKey(HTTPRequest(method: method, url: URL(string: url)!, headers: headers, body: body))
+}
+
+@Suite struct RequestKeyTests {
+    @Test(arguments: [
+        ("HTTPS://API.Example.COM/users", "https://api.example.com/users"),
+        ("https://api.example.com:443/users", "https://api.example.com/users"),
+        ("http://api.example.com:80/users", "http://api.example.com/users"),
+        ("https://api.example.com/users#section", "https://api.example.com/users"),
+    ])
+    func equivalentURLsShareAKey(variant: String, canonical: String) {
+        #expect(key(variant) == key(canonical))
+        #expect(key(variant).url == canonical)
+    }
+
+    @Test(arguments: [
+        ("https://api.example.com/Users", "https://api.example.com/users"),
+        ("https://api.example.com:8443/users", "https://api.example.com/users"),
+        ("http://api.example.com/users", "https://api.example.com/users"),
+        ("https://api.example.com/users?a=1", "https://api.example.com/users?a=2"),
+    ])
+    func differentURLsGetDifferentKeys(first: String, second: String) {
+        #expect(key(first) != key(second))
+    }
+
+    @Test func representationHeadersMatterAndOthersDoNot() {
+        let base = "https://api.example.com/a"
+        #expect(key(base, headers: ["Accept": "text/csv"]) != key(base, headers: ["Accept": "application/json"]))
+        #expect(key(base, headers: ["Range": "bytes=0-9"]) != key(base))
+        #expect(key(base, headers: ["accept-encoding": "gzip"]) != key(base))
+        #expect(key(base, headers: ["X-Request-ID": "1"]) == key(base, headers: ["X-Request-ID": "2"]))
+        #expect(key(base, headers: ["ACCEPT": "a"]) == key(base, headers: ["accept": "a"]))
+    }
+
+    @Test func configuredHeadersJoinTheKey() {
+        let request1 = HTTPRequest(url: URL(string: "https://x.test/a")!, headers: ["X-Tenant": "acme"])
+        let request2 = HTTPRequest(url: URL(string: "https://x.test/a")!, headers: ["X-Tenant": "globex"])
+        #expect(RequestKey(request1) == RequestKey(request2))
+        #expect(RequestKey(request1, varyingOn: ["X-Tenant"]) != RequestKey(request2, varyingOn: ["X-Tenant"]))
+    }
+
+    @Test func credentialsPartitionKeysButNeverPrint() {
+        let alice = key("https://x.test/me", headers: ["Authorization": "Bearer alice-secret"])
+        let bob = key("https://x.test/me", headers: ["Authorization": "Bearer bob-secret"])
+        let cookie = key("https://x.test/me", headers: ["Cookie": "session=carol-secret"])
+        #expect(alice != bob)
+        #expect(alice != cookie)
+        #expect(alice != key("https://x.test/me"))
+        for described in [alice, bob, cookie].map(\.description) {
+            #expect(!described.contains("secret"))
+        }
+        let partitioned = RequestKey(HTTPRequest(url: URL(string: "https://x.test/me")!), partition: "user-1")
+        #expect(partitioned != RequestKey(HTTPRequest(url: URL(string: "https://x.test/me")!), partition: "user-2"))
+    }
+
+    @Test func bodiesAndMethodsDistinguishKeys() {
+        let url = "https://x.test/q"
+        #expect(key(url, method: .post, body: Data("1".utf8)) != key(url, method: .post, body: Data("2".utf8)))
+        #expect(key(url, method: .post, body: Data("1".utf8)) == key(url, method: .post, body: Data("1".utf8)))
+        #expect(key(url, method: .get) != key(url, method: .head))
+    }
+}
