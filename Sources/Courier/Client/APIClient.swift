@@ -21,6 +21,8 @@ public final class APIClient: Sendable {
     /// The configuration the client was created with.
     public let configuration: Configuration
 
+    /// `baseURL` as text without trailing slashes, so that building a URL does not re-read the base.
+    let baseText: String
     /// Shares one flight among callers of the same request.
     let coalescer = RequestCoalescer<RequestKey, Exchange>()
 
@@ -31,6 +33,7 @@ public final class APIClient: Sendable {
     ///   - configuration: Transport, retries, adapters and the rest; see ``Configuration``.
     public init(baseURL: URL, configuration: Configuration = Configuration()) {
         self.baseURL = baseURL
+        self.baseText = URLBuilder.baseText(of: baseURL)
         self.configuration = configuration
     }
 
@@ -88,7 +91,7 @@ public final class APIClient: Sendable {
     /// Builds the request that will be sent: URL, merged headers, encoded body. Throws before anything
     /// is sent when any part is malformed.
     func prepare<T>(_ request: Request<T>) throws(APIError) -> HTTPRequest {
-        let url = try URLBuilder.url(base: baseURL, path: request.path, query: request.query)
+        let url = try URLBuilder.url(base: baseText, path: request.path, query: request.query)
         var headers = request.headers
         headers.addMissing(from: configuration.headers)
         var body: Data?

@@ -37,9 +37,15 @@ public struct RequestKey: Hashable, Sendable, CustomStringConvertible {
     public init(_ request: HTTPRequest, varyingOn extraHeaders: [String] = [], partition: String? = nil) {
         method = request.method
         url = Self.normalize(request.url)
-        let names = Self.representationHeaders + extraHeaders.map { $0.lowercased() }
-        varyingHeaders = names.compactMap { name in request.headers[name].map { "\(name): \($0)" } }
-        credentials = Self.credentialHeaders.compactMap { name in request.headers[name].map { "\(name): \($0)" } }
+        let names =
+            extraHeaders.isEmpty
+            ? Self.representationHeaders : Self.representationHeaders + extraHeaders.map { $0.lowercased() }
+        varyingHeaders = names.compactMap { name in
+            request.headers.value(canonicalName: name).map { "\(name): \($0)" }
+        }
+        credentials = Self.credentialHeaders.compactMap { name in
+            request.headers.value(canonicalName: name).map { "\(name): \($0)" }
+        }
         body = request.body
         self.partition = partition
     }
@@ -50,17 +56,37 @@ public struct RequestKey: Hashable, Sendable, CustomStringConvertible {
     }
 
     /// Lower-cases the scheme and host, drops the default port and the fragment.
+    ///
+    /// Works on the URL's bytes rather than through `URLComponents` (which parses the whole URL again) or
+    /// Foundation's string search, and returns the text untouched in the common case where it is already
+    /// normal: both showed up as the main cost of joining a flight.
     static func normalize(_ url: URL) -> String {
-        guard var components = URLComponents(url: url, resolvingAgainstBaseURL: true) else {
-            return url.absoluteString
-        }
-        let scheme = components.scheme?.lowercased()
-        components.scheme = scheme
-        components.host = components.host?.lowercased()
-        if (scheme == "http" && components.port == 80) || (scheme == "https" && components.port == 443) {
-            components.port = nil
-        }
-        components.fragment = nil
-        return components.string ?? url.absoluteString
+        let text = url.absoluteString
+        let bytes = text.utf8
+        guard let colon = bytes.firstIndex(of: UInt8(ascii: ":")),
+            bytes[colon...].starts(with: "://".utf8)
+        else { return text }
+        let authorityStart = bytes.index(colon, offsetBy: 3)
+        let authorityEnd =
+            bytes[authorityStart...].firstIndex {
+                $0 == UInt8(ascii: "/") || $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#")
+            }
+            ?? bytes.endIndex
+        let scheme = bytes[..<colon]
+        let authority = bytes[authorityStart..<authorityEnd]
+        let hasUppercase = scheme.contains(where: isUppercase) || authority.contains(where: isUppercase)
+        let lowerScheme = hasUppercase ? String(decoding: scheme, as: UTF8.self).lowercased() : String(text[..<colon])
+        let defaultPort = lowerScheme == "http" ? ":80" : lowerScheme == "https" ? ":443" : nil
+        let hasDefaultPort = defaultPort.map { authority.reversed().starts(with: $0.utf8.reversed()) } ?? false
+        let fragment = bytes[authorityEnd...].firstIndex(of: UInt8(ascii: "#"))
+        guard hasUppercase || hasDefaultPort || fragment != nil else { return text }
+        var host = String(decoding: authority, as: UTF8.self).lowercased()
+        if hasDefaultPort, let defaultPort { host.removeLast(defaultPort.count) }
+        let rest = String(decoding: bytes[authorityEnd..<(fragment ?? bytes.endIndex)], as: UTF8.self)
+        return lowerScheme + "://" + host + rest
+    }
+
+    private static func isUppercase(_ byte: UInt8) -> Bool {
+        byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z")
     }
 }

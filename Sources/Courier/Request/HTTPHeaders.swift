@@ -88,6 +88,16 @@ public struct HTTPHeaders: Sendable, Hashable, ExpressibleByDictionaryLiteral {
         return fields.compactMap { $0.canonicalName == key ? $0.value : nil }
     }
 
+    /// The combined value for a name that is already lower-cased: the per-request path uses this to skip
+    /// lower-casing constant names on every lookup.
+    func value(canonicalName: String) -> String? {
+        var result: String?
+        for field in fields where field.canonicalName == canonicalName {
+            result = result.map { $0 + ", " + field.value } ?? field.value
+        }
+        return result
+    }
+
     /// Whether at least one field has this name, ignoring case.
     public func contains(_ name: String) -> Bool {
         let key = name.lowercased()

@@ -1,7 +1,7 @@
 extension HTTPHeaders {
     /// Bytes allowed in a field name: RFC 9110 §5.6.2 `tchar`.
-    private static let tokenCharacters: Set<UInt8> = Set(
-        Array("!#$%&'*+-.^_`|~0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz".utf8))
+    private static let tokenCharacters = ByteSet(
+        "!#$%&'*+-.^_`|~0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz")
 
     /// Throws unless every name is a token and no value contains a control character other than tab.
     ///

@@ -4,46 +4,70 @@ import Foundation
 /// URLs are used as given, and query items are percent-encoded per RFC 3986.
 enum URLBuilder {
     /// Characters RFC 3986 §2.3 leaves unreserved; everything else in a query name or value is escaped.
-    private static let unreserved: Set<UInt8> = Set(
-        Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~".utf8))
+    private static let unreserved = ByteSet("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
     /// Characters a path or query may carry as they are: unreserved, sub-delims, ":", "@", "/" and "?"
     /// (RFC 3986 §3.3, §3.4), plus "%" which is checked to start a valid escape.
-    private static let allowedInTarget: Set<UInt8> = unreserved.union("!$&'()*+,;=:@/?%".utf8)
+    private static let allowedInTarget = unreserved.union("!$&'()*+,;=:@/?%")
 
-    static func url(base: URL, path: String, query: [URLQueryItem]) throws(APIError) -> URL {
+    /// - Parameters:
+    ///   - base: The base URL's text without trailing slashes (see ``baseText(of:)``).
+    ///   - path: A path relative to the base, or an absolute URL.
+    ///   - query: Query items to append.
+    static func url(base: String, path: String, query: [URLQueryItem]) throws(APIError) -> URL {
         let (target, isAbsolute) = try resolvedTarget(base: base, path: path)
         var text = target
         if !query.isEmpty {
             text += (target.contains("?") ? "&" : "?") + encode(query)
         }
-        guard let url = URL(string: text), url.host != nil || !isAbsolute else {
+        guard let url = URL(string: text), !isAbsolute || url.host != nil else {
             throw .invalidRequest(.invalidURL(text))
         }
         return url
     }
 
     /// The URL text before the request's query items: either the absolute URL or base + path.
-    private static func resolvedTarget(base: URL, path: String) throws(APIError) -> (String, Bool) {
-        let lowered = path.prefix(8).lowercased()
-        if lowered.hasPrefix("http://") || lowered.hasPrefix("https://") {
+    /// The base URL's text without trailing slashes, computed once per client.
+    static func baseText(of base: URL) -> String {
+        var text = base.absoluteString
+        while text.hasSuffix("/") { text.removeLast() }
+        return text
+    }
+
+    private static func resolvedTarget(base: String, path: String) throws(APIError) -> (String, Bool) {
+        switch scheme(of: path) {
+        case "http"?, "https"?:
             guard let url = URL(string: path), url.host?.isEmpty == false, url.fragment == nil else {
                 throw .invalidRequest(.invalidURL(path))
             }
             return (path, true)
-        }
-        if path.contains("://") {
+        case _?:
             throw .invalidRequest(.invalidURL(path))
+        case nil:
+            break
         }
         let escaped = try escapePath(path)
-        var baseText = base.absoluteString
-        while baseText.hasSuffix("/") { baseText.removeLast() }
-        guard !escaped.isEmpty else { return (base.absoluteString, false) }
+        guard !escaped.isEmpty else { return (base, false) }
         let separator = escaped.hasPrefix("/") || escaped.hasPrefix("?") ? "" : "/"
-        return (baseText + separator + escaped, false)
+        return (base + separator + escaped, false)
+    }
+
+    /// The lower-cased scheme when `text` starts like an absolute URL (`scheme "://"`, RFC 3986 §3.1), else `nil`.
+    private static func scheme(of text: String) -> String? {
+        let bytes = text.utf8
+        guard let colon = bytes.firstIndex(of: UInt8(ascii: ":")), colon != bytes.startIndex,
+            bytes[colon...].starts(with: "://".utf8)
+        else { return nil }
+        let scheme = bytes[..<colon]
+        guard let first = scheme.first, ByteSet.letters.contains(first),
+            scheme.allSatisfy(ByteSet.schemeCharacters.contains)
+        else { return nil }
+        return String(decoding: scheme, as: UTF8.self).lowercased()
     }
 
     /// Percent-encodes what a path cannot carry literally and rejects what it must never carry.
     static func escapePath(_ path: String) throws(APIError) -> String {
+        // The common case, a clean ASCII path, is returned as it is, without copying.
+        if path.utf8.allSatisfy({ allowedInTarget.contains($0) && $0 != UInt8(ascii: "%") }) { return path }
         var output = [UInt8]()
         output.reserveCapacity(path.utf8.count)
         let bytes = Array(path.utf8)

@@ -1,0 +1,99 @@
+// coalescing-report: the same burst of concurrent callers of one key, through four strategies side by side.
+import BenchmarkSupport
+import Courier
+import Foundation
+import MallocInterposerSwift
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+let options: Options
+do {
+    options = try Options.parse(Array(CommandLine.arguments.dropFirst()))
+} catch {
+    FileHandle.standardError.write(Data("error: \(error)\n\n\(Options.usage)\n".utf8))
+    exit(2)
+}
+AllocationCounting.start()
+
+/// The upstream of one run: simulated, or a real server through URLSession.
+struct Upstream {
+    let fetch: @Sendable (String) async throws -> Data
+    let calls: () -> Int
+    let clientTransport: any HTTPTransport
+    let baseURL: URL
+}
+
+func makeUpstream() -> Upstream {
+    if let url = options.upstream {
+        let transport = CountingTransport(URLSessionTransport())
+        let target = url
+        return Upstream(
+            fetch: { _ in try await transport.send(HTTPRequest(url: target)).body },
+            calls: { transport.callCount }, clientTransport: transport, baseURL: url)
+    }
+    let simulated = SimulatedUpstream(latency: options.latency)
+    return Upstream(
+        fetch: { try await simulated.fetch($0) }, calls: { simulated.callCount },
+        clientTransport: SimulatedTransport(upstream: simulated), baseURL: URL(string: "http://simulated.test")!)
+}
+
+/// Fresh strategies over a fresh upstream, so counts and in-flight tables never carry over between runs.
+func makeStrategies(_ upstream: Upstream) -> [any FetchStrategy] {
+    var configuration = APIClient.Configuration(transport: upstream.clientTransport, retryPolicy: .never)
+    configuration.timeout = .seconds(120)
+    return [
+        Uncoalesced(upstream: upstream.fetch),
+        TaskDictionaryCoalescer(upstream: upstream.fetch),
+        CallbackCoalescer(upstream: upstream.fetch),
+        CourierStrategy(client: APIClient(baseURL: upstream.baseURL, configuration: configuration)),
+    ]
+}
+
+let key = options.upstream == nil ? "/items/1" : ""
+let strategyCount = makeStrategies(makeUpstream()).count
+let latencyText = options.upstream.map { "real server at \($0.absoluteString)" } ?? "\(options.latency) simulated"
+progress("coalescing-report: \(options.callerCounts.map(String.init).joined(separator: ", ")) callers, "
+    + "\(latencyText), \(options.repetitions) repetitions")
+
+// Warm up every strategy once so first-use costs (lazy globals, thread pool growth) stay out of the numbers.
+for index in 0..<strategyCount {
+    let upstream = makeUpstream()
+    _ = await measure(makeStrategies(upstream)[index], callers: 100, key: key, upstreamCalls: upstream.calls)
+}
+
+var results: [Measurement] = []
+let totalRuns = options.callerCounts.count * strategyCount * options.repetitions
+var finishedRuns = 0
+for callers in options.callerCounts {
+    for index in 0..<strategyCount {
+        var runs: [Measurement] = []
+        for _ in 0..<options.repetitions {
+            let upstream = makeUpstream()
+            let strategy = makeStrategies(upstream)[index]
+            runs.append(await measure(strategy, callers: callers, key: key, upstreamCalls: upstream.calls))
+            finishedRuns += 1
+            progress(String(format: "  [%3d%%] %6d callers  %-26@ %8.2f ms, %d upstream",
+                100 * finishedRuns / totalRuns, callers, strategy.name as NSString,
+                runs.last!.wall.milliseconds, runs.last!.upstreamCalls))
+        }
+        results.append(Report.median(of: runs))
+    }
+}
+
+let report = Report(results: results, latency: options.upstream == nil ? options.latency : nil, source: latencyText)
+print(report.terminalTable())
+let directory = options.resolvedOutputDirectory()
+do {
+    try report.markdown().write(toFile: "\(directory)/coalescing-report.md", atomically: true, encoding: .utf8)
+    try report.svg().write(toFile: "\(directory)/coalescing-report.svg", atomically: true, encoding: .utf8)
+    progress("wrote \(directory)/coalescing-report.md and \(directory)/coalescing-report.svg")
+} catch {
+    progress("could not write the report to \(directory): \(error)")
+    exit(1)
+}
+
+func progress(_ line: String) {
+    FileHandle.standardError.write(Data((line + "\n").utf8))
+}
