@@ -175,7 +175,8 @@ private func makeClient(
         }
         let transport = URLSessionTransport()
         #expect(transport.session.configuration.urlCache == nil)
-        let client = APIClient(baseURL: server.baseURL, configuration: .init(transport: transport))
+        // `cache: nil`: this test is about URLSession keeping nothing; Courier's own cache is tested elsewhere.
+        let client = APIClient(baseURL: server.baseURL, configuration: .init(transport: transport, cache: nil))
         let first = try await client.send(Request<Data>.get("/profile"))
         let second = try await client.send(Request<Data>.get("/profile"))
         #expect(server.hits("/profile") == 2)

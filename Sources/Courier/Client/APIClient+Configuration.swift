@@ -12,6 +12,17 @@ extension APIClient {
     public struct Configuration: Sendable {
         /// Sends requests. ``URLSessionTransport`` by default.
         public var transport: any HTTPTransport
+        /// The private HTTP cache (RFC 9111) answering `GET` requests, or `nil` for none. A fresh
+        /// ``ResponseCache`` by default.
+        ///
+        /// On by default because honouring the server's `Cache-Control` is what a private HTTP client is expected
+        /// to do, and it is safe for a client shared by many users: entries are partitioned by the request's
+        /// credentials (and the authenticator's identity), and a response whose credentials an adapter added
+        /// after the lookup is not stored. Responses without freshness or validators are not kept at all.
+        ///
+        /// - Important: The cache is an actor instance: copies of a configuration, and every client made from
+        ///   them, share it. Give each client its own ``ResponseCache`` if they must not share, or set `nil`.
+        public var cache: ResponseCache?
         /// Decides whether failed attempts are sent again. ``RetryPolicy/default`` by default.
         public var retryPolicy: RetryPolicy
         /// Run in order on every attempt, before the request is sent.
@@ -36,13 +47,15 @@ extension APIClient {
         /// The clock for deadlines and retry delays. `ContinuousClock` by default; tests inject a
         /// manual clock so that time moves only when they say.
         public var clock: any Clock<Duration>
-        /// The current date, for reading HTTP dates such as `Retry-After`. `Date()` by default.
+        /// The current date, for reading HTTP dates such as `Retry-After` and for the cache's age and freshness
+        /// arithmetic (`Date`, `Expires`, `Last-Modified`, `Age`). `Date()` by default.
         public var currentDate: @Sendable () -> Date
 
         /// Creates a configuration.
         ///
         /// - Parameters:
         ///   - transport: Sends requests. ``URLSessionTransport`` by default.
+        ///   - cache: The response cache, or `nil` for none. A new ``ResponseCache`` by default.
         ///   - retryPolicy: Decides whether failed attempts are sent again.
         ///   - adapters: Run in order on every attempt.
         ///   - isCoalescingEnabled: Whether identical in-flight requests share one upstream call.
@@ -52,6 +65,7 @@ extension APIClient {
         ///   - currentDate: The current date, for HTTP dates.
         public init(
             transport: any HTTPTransport = URLSessionTransport(),
+            cache: ResponseCache? = ResponseCache(),
             retryPolicy: RetryPolicy = .default,
             adapters: [any RequestAdapter] = [],
             isCoalescingEnabled: Bool = true,
@@ -61,6 +75,7 @@ extension APIClient {
             currentDate: @escaping @Sendable () -> Date = { Date() }
         ) {
             self.transport = transport
+            self.cache = cache
             self.retryPolicy = retryPolicy
             self.adapters = adapters
             self.isCoalescingEnabled = isCoalescingEnabled

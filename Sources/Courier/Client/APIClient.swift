@@ -25,6 +25,8 @@ public final class APIClient: Sendable {
     let baseText: String
     /// Shares one flight among callers of the same request.
     let coalescer = RequestCoalescer<RequestKey, Exchange>()
+    /// Background refreshes of stale responses served under `stale-while-revalidate`.
+    let backgroundRefreshes = BackgroundRefreshes()
 
     /// Creates a client.
     ///
@@ -41,9 +43,10 @@ public final class APIClient: Sendable {
 
     /// Sends a request and decodes the body of a successful response as `T`.
     ///
-    /// The steps: build the URL and headers (bad input fails here, before anything is sent), join an
-    /// identical request already in flight or start one, run adapters and send with retries, check the
-    /// status, then decode in the caller's task. `Request<Data>` returns the body as it is.
+    /// The steps: build the URL and headers (bad input fails here, before anything is sent), answer from the
+    /// ``ResponseCache`` or decide what to send (see ``CachePolicy``), join an identical request already in
+    /// flight or start one, run adapters and send with retries, check the status, then decode in the caller's
+    /// task. `Request<Data>` returns the body as it is.
     ///
     /// - Parameter request: The request to send.
     /// - Returns: The decoded value with the response metadata.
@@ -72,15 +75,20 @@ public final class APIClient: Sendable {
     private func perform<T>(_ request: Request<T>) async throws -> Exchange {
         let prepared = try prepare(request)
         let timeout = request.timeout ?? configuration.timeout
-        var exchange: Exchange
-        if let key = coalescingKey(for: prepared, policy: request.coalescing) {
-            let coalesced = try await coalescer.run(key) { [self] in
-                try await transmit(prepared, timeout: timeout)
+        let coalescing = request.coalescing
+        // The cache answers, or decides what is sent (possibly a conditional request); `absorb` records the
+        // response in the cache inside the flight, once however many callers share it.
+        let exchange = try await withCache(prepared, policy: request.cachePolicy, partition: nil) {
+            [self] sent, absorb in
+            guard let key = coalescingKey(for: sent, policy: coalescing) else {
+                return await absorb(try await transmit(sent, timeout: timeout))
             }
-            exchange = coalesced.value
+            let coalesced = try await coalescer.run(key) { [self] in
+                await absorb(try await transmit(sent, timeout: timeout))
+            }
+            var exchange = coalesced.value
             exchange.joined = coalesced.joined
-        } else {
-            exchange = try await transmit(prepared, timeout: timeout)
+            return exchange
         }
         guard configuration.acceptableStatusCodes.contains(exchange.response.statusCode) else {
             throw APIError.unacceptableStatus(exchange.response)

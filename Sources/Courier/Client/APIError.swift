@@ -26,6 +26,9 @@ public enum APIError: Error, Sendable {
     case decodingFailed(type: String, underlying: any Error, response: HTTPResponse)
     /// The server sent something that is not a valid HTTP response.
     case invalidResponse(reason: String, underlying: (any Error)?)
+    /// The request could not use the network (``CachePolicy/onlyIfCached`` or `Cache-Control: only-if-cached`)
+    /// and the cache held no usable response (RFC 9111 §5.2.1.7), so nothing was sent. Carries the URL.
+    case notCached(URL)
 
     /// The status code of the response, when the error carries one.
     public var statusCode: Int? {
@@ -47,7 +50,7 @@ public enum APIError: Error, Sendable {
             .decodingFailed(_, let error, _):
             error
         case .invalidResponse(_, let error): error
-        case .invalidRequest, .timedOut, .unacceptableStatus: nil
+        case .invalidRequest, .timedOut, .unacceptableStatus, .notCached: nil
         }
     }
 }
@@ -130,6 +133,8 @@ extension APIError: CustomStringConvertible, LocalizedError {
                 + "\(type): \(error)."
         case .invalidResponse(let reason, let error):
             "The server sent an invalid response: \(reason)" + (error.map { " (\($0))." } ?? ".")
+        case .notCached(let url):
+            "No usable cached response for \(url.absoluteString), and the request may not use the network."
         }
     }
 

@@ -4,7 +4,7 @@ import Foundation
 ///
 /// A key is made of the method, the normalized URL (scheme and host lower-cased, default port dropped,
 /// fragment removed), the values of the headers that change the representation (`Accept`,
-/// `Accept-Encoding`, `Accept-Language`, `Range`, plus any configured names), the body bytes when there
+/// `Accept-Encoding`, `Accept-Language`, `Range`, the conditional `If-*` fields, plus any configured names), the body bytes when there
 /// is a body, and the credentials the request carries. Two users therefore never share a response:
 /// requests with different `Authorization` or `Cookie` values get different keys.
 ///
@@ -12,6 +12,13 @@ import Foundation
 public struct RequestKey: Hashable, Sendable, CustomStringConvertible {
     /// The header names whose values always take part in the key.
     public static let representationHeaders = ["accept", "accept-encoding", "accept-language", "range"]
+    /// Conditional header names: a conditional request gets a different answer (such as `304`), so it never
+    /// shares a flight with an unconditional one.
+    /// Representation and conditional headers together, built once rather than on every request.
+    static let standardVaryingHeaders = representationHeaders + conditionalHeaders
+    static let conditionalHeaders = [
+        "if-none-match", "if-modified-since", "if-match", "if-unmodified-since", "if-range",
+    ]
     /// Credential headers: their values take part in the key but are never printed.
     static let credentialHeaders = ["authorization", "proxy-authorization", "cookie"]
 
@@ -37,9 +44,8 @@ public struct RequestKey: Hashable, Sendable, CustomStringConvertible {
     public init(_ request: HTTPRequest, varyingOn extraHeaders: [String] = [], partition: String? = nil) {
         method = request.method
         url = Self.normalize(request.url)
-        let names =
-            extraHeaders.isEmpty
-            ? Self.representationHeaders : Self.representationHeaders + extraHeaders.map { $0.lowercased() }
+        let standard = Self.standardVaryingHeaders
+        let names = extraHeaders.isEmpty ? standard : standard + extraHeaders.map { $0.lowercased() }
         varyingHeaders = names.compactMap { name in
             request.headers.value(canonicalName: name).map { "\(name): \($0)" }
         }

@@ -31,6 +31,8 @@ public struct Request<Response>: Sendable {
     public var headers: HTTPHeaders
     /// The body, if any.
     public var body: RequestBody?
+    /// How the request uses the client's ``ResponseCache``. ``CachePolicy/useProtocolPolicy`` by default.
+    public var cachePolicy: CachePolicy
     /// Whether identical in-flight requests may share one upstream call. See ``CoalescingPolicy``.
     public var coalescing: CoalescingPolicy
     /// Whether the client's authenticator should authorize this request.
@@ -48,6 +50,7 @@ public struct Request<Response>: Sendable {
     ///   - query: Query items to append.
     ///   - headers: Header fields for this request.
     ///   - body: The body, if any.
+    ///   - cachePolicy: How the request uses the response cache.
     ///   - coalescing: Whether identical in-flight requests may share one upstream call.
     ///   - requiresAuthentication: Whether the client's authenticator should authorize this request.
     ///   - timeout: The deadline of one attempt; `nil` uses the client's default.
@@ -57,6 +60,7 @@ public struct Request<Response>: Sendable {
         query: [URLQueryItem] = [],
         headers: HTTPHeaders = [:],
         body: RequestBody? = nil,
+        cachePolicy: CachePolicy = .useProtocolPolicy,
         coalescing: CoalescingPolicy = .automatic,
         requiresAuthentication: Bool = true,
         timeout: Duration? = nil
@@ -66,6 +70,7 @@ public struct Request<Response>: Sendable {
         self.query = query
         self.headers = headers
         self.body = body
+        self.cachePolicy = cachePolicy
         self.coalescing = coalescing
         self.requiresAuthentication = requiresAuthentication
         self.timeout = timeout

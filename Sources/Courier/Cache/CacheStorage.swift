@@ -1,0 +1,200 @@
+import Foundation
+
+/// Who a stored response belongs to (RFC 9111 §2: the cache key may include more than the URI).
+///
+/// The identity is what ``ResponseCache`` callers pass as `partition` (a user id, the credential's identity);
+/// the credentials are the values of `Authorization`, `Proxy-Authorization` and `Cookie` in the request as it was
+/// looked up. Both take part, so two users never share a stored response even when no identity is given. The
+/// values are compared, never printed.
+struct CachePartition: Hashable, Sendable {
+    let identity: String?
+    let credentials: [String]
+
+    init(identity: String?, request: HTTPRequest) {
+        self.identity = identity
+        credentials = RequestKey.credentialHeaders.compactMap { name in request.headers[name].map { "\(name): \($0)" } }
+    }
+}
+
+/// The storage behind ``ResponseCache``: a least-recently-used list bounded by entry count, by total bytes and by
+/// the size of one entry. Every operation is O(1) apart from scanning the few variants stored for one URL and
+/// partition.
+///
+/// Nodes live in an array and link to each other by index (a doubly linked list without reference counting);
+/// freed slots are reused. Lookup goes URL → partition → variant slots, so invalidating a URL finds every partition
+/// and variant without scanning the cache. A plain value with no isolation of its own: the actor owns it.
+struct CacheStorage {
+    /// The bounds; see ``ResponseCache/init(maxEntries:maxBytes:maxEntryBytes:)``.
+    struct Limits: Sendable, Hashable {
+        var maxEntries: Int
+        var maxBytes: Int
+        var maxEntryBytes: Int
+    }
+
+    /// What `insert` did.
+    struct Insertion: Equatable {
+        /// Whether the entry is now stored (false when it exceeds `maxEntryBytes`).
+        var stored: Bool
+        /// Variants the new entry replaced.
+        var replaced: Int
+        /// Entries evicted, least recently used first, to get back under the limits.
+        var evicted: Int
+    }
+
+    private struct Node {
+        var entry: CachedResponse
+        let url: String
+        let partition: CachePartition
+        /// Toward the most recently used end.
+        var newer: Int?
+        /// Toward the least recently used end.
+        var older: Int?
+    }
+
+    let limits: Limits
+    private var slots: [Node?] = []
+    private var freeSlots: [Int] = []
+    private var newest: Int?
+    private var oldest: Int?
+    /// URL → partition → slots of the stored variants, in the order they were stored.
+    private var index: [String: [CachePartition: [Int]]] = [:]
+    /// Number of stored entries.
+    private(set) var count = 0
+    /// Sum of ``CachedResponse/byteCount`` over the stored entries.
+    private(set) var totalBytes = 0
+
+    init(limits: Limits) {
+        self.limits = limits
+    }
+
+    /// The most recently stored variant for `url` and `partition` that `headers` select (RFC 9111 §4.1); marks it
+    /// as most recently used.
+    mutating func entry(url: String, partition: CachePartition, matching headers: HTTPHeaders) -> CachedResponse? {
+        guard let variants = index[url]?[partition] else { return nil }
+        for slot in variants.reversed() {
+            guard let node = slots[slot], node.entry.matches(headers) else { continue }
+            unlink(slot)
+            linkAsNewest(slot)
+            return node.entry
+        }
+        return nil
+    }
+
+    /// Stores `entry` as the most recently used, replacing the variants that `headers` (the request it answers)
+    /// would have selected, then evicts least recently used entries until the limits hold.
+    mutating func insert(
+        _ entry: CachedResponse, url: String, partition: CachePartition, replacing headers: HTTPHeaders
+    ) -> Insertion {
+        let replaced = removeVariants(url: url, partition: partition, matching: headers)
+        guard limits.maxEntries > 0, entry.byteCount <= limits.maxEntryBytes, entry.byteCount <= limits.maxBytes else {
+            return Insertion(stored: false, replaced: replaced, evicted: 0)
+        }
+        let node = Node(entry: entry, url: url, partition: partition)
+        let slot: Int
+        if let free = freeSlots.popLast() {
+            slot = free
+            slots[slot] = node
+        } else {
+            slot = slots.count
+            slots.append(node)
+        }
+        linkAsNewest(slot)
+        index[url, default: [:]][partition, default: []].append(slot)
+        count += 1
+        totalBytes += entry.byteCount
+        var evicted = 0
+        while count > limits.maxEntries || totalBytes > limits.maxBytes, let victim = oldest, victim != slot {
+            remove(victim)
+            evicted += 1
+        }
+        return Insertion(stored: true, replaced: replaced, evicted: evicted)
+    }
+
+    /// Removes the variants for `url` and `partition` that `headers` select; returns how many.
+    @discardableResult
+    mutating func removeVariants(url: String, partition: CachePartition, matching headers: HTTPHeaders) -> Int {
+        guard let variants = index[url]?[partition] else { return 0 }
+        let matching = variants.filter { slots[$0]?.entry.matches(headers) == true }
+        for slot in matching { remove(slot) }
+        return matching.count
+    }
+
+    /// Removes every variant in every partition for `url`; returns how many.
+    @discardableResult
+    mutating func removeAll(url: String) -> Int {
+        guard let partitions = index[url] else { return 0 }
+        let doomed = partitions.values.flatMap { $0 }
+        for slot in doomed { remove(slot) }
+        return doomed.count
+    }
+
+    /// Removes everything.
+    mutating func removeAll() {
+        slots = []
+        freeSlots = []
+        newest = nil
+        oldest = nil
+        index = [:]
+        count = 0
+        totalBytes = 0
+    }
+
+    /// The stored entries from least to most recently used (for tests and diagnostics; O(n)).
+    var entriesFromOldest: [(url: String, entry: CachedResponse)] {
+        var result: [(url: String, entry: CachedResponse)] = []
+        var cursor = oldest
+        while let slot = cursor, let node = slots[slot] {
+            result.append((node.url, node.entry))
+            cursor = node.newer
+        }
+        return result
+    }
+
+    /// Whether the list, the index and the counters agree (for tests; O(n)).
+    var isConsistent: Bool {
+        var walked = 0
+        var bytes = 0
+        var cursor = oldest
+        var previous: Int?
+        while let slot = cursor, let node = slots[slot] {
+            guard node.older == previous, index[node.url]?[node.partition]?.contains(slot) == true else { return false }
+            walked += 1
+            bytes += node.entry.byteCount
+            previous = slot
+            cursor = node.newer
+        }
+        let indexed = index.values.reduce(0) { $0 + $1.values.reduce(0) { $0 + $1.count } }
+        return previous == newest && walked == count && indexed == count && bytes == totalBytes
+            && slots.count - freeSlots.count == count
+    }
+
+    // MARK: Linking
+
+    private mutating func remove(_ slot: Int) {
+        guard let node = slots[slot] else { return }
+        unlink(slot)
+        slots[slot] = nil
+        freeSlots.append(slot)
+        count -= 1
+        totalBytes -= node.entry.byteCount
+        index[node.url]?[node.partition]?.removeAll { $0 == slot }
+        if index[node.url]?[node.partition]?.isEmpty == true { index[node.url]?[node.partition] = nil }
+        if index[node.url]?.isEmpty == true { index[node.url] = nil }
+    }
+
+    private mutating func unlink(_ slot: Int) {
+        guard let node = slots[slot] else { return }
+        if let newer = node.newer { slots[newer]?.older = node.older } else { newest = node.older }
+        if let older = node.older { slots[older]?.newer = node.newer } else { oldest = node.newer }
+        slots[slot]?.newer = nil
+        slots[slot]?.older = nil
+    }
+
+    private mutating func linkAsNewest(_ slot: Int) {
+        slots[slot]?.older = newest
+        slots[slot]?.newer = nil
+        if let newest { slots[newest]?.newer = slot }
+        newest = slot
+        if oldest == nil { oldest = slot }
+    }
+}

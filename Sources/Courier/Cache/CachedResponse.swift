@@ -1,0 +1,150 @@
+import Foundation
+
+/// A response held by a ``ResponseCache``, with everything needed to judge its age and freshness.
+///
+/// All header parsing happens once, when the entry is made (outside the cache actor): the `Cache-Control`
+/// directives, `Date`, `Expires`, `Last-Modified`, `Age`, `ETag` and `Vary`. Lookups only compare numbers.
+///
+/// ```swift
+/// if let entry = await cache.cachedResponse(for: request, partition: nil) {
+///     print(entry.age(at: Date()), entry.freshnessLifetime, entry.isFresh(at: Date()))
+/// }
+/// ```
+public struct CachedResponse: Sendable {
+    /// The stored response: status, header fields (hop-by-hop fields removed, RFC 9111 §3.1) and body.
+    public let response: HTTPResponse
+    /// When the request that produced (or last revalidated) this response was sent (`request_time`, §4.2.3).
+    public let requestTime: Date
+    /// When that response was received (`response_time`, §4.2.3).
+    public let responseTime: Date
+    /// How long the response stays fresh after it was generated, in seconds (RFC 9111 §4.2.1): `max-age`, else
+    /// `Expires` − `Date`, else the heuristic 10% of `Date` − `Last-Modified` (§4.2.2), else `0`.
+    public let freshnessLifetime: TimeInterval
+    /// Whether ``freshnessLifetime`` is a heuristic (§4.2.2) rather than what the server said.
+    public let isHeuristic: Bool
+    /// The `ETag` of the stored response, used for `If-None-Match` (§4.3.1).
+    public let etag: String?
+    /// The `Last-Modified` value, when it is a valid HTTP date; used for `If-Modified-Since` (§4.3.1).
+    public let lastModified: String?
+    /// The bytes this entry counts against ``ResponseCache/maxBytes``: the UTF-8 length of every stored header
+    /// name and value plus the body length, `Σ (name.utf8.count + value.utf8.count) + body.count`.
+    public let byteCount: Int
+
+    /// The parsed `Cache-Control` of the response.
+    let directives: CacheControl
+    /// `corrected_initial_age` (§4.2.3), fixed when the response was received.
+    let correctedInitialAge: TimeInterval
+    /// Lowercased names from `Vary` (§4.1), and the request's values for them when the response was stored.
+    let varyNames: [String]
+    let varyValues: [String?]
+    /// `Vary: *` (§4.1): the response matches no later request and is never stored.
+    let variesOnEverything: Bool
+
+    /// Header fields a cache does not store or forward (RFC 9110 §7.6.1, RFC 9111 §3.1).
+    static let hopByHopFields: Set<String> = [
+        "connection", "keep-alive", "proxy-connection", "te", "transfer-encoding", "upgrade", "trailer",
+    ]
+
+    /// Header fields a `304` never replaces (§3.2): framing and content coding describe the stored body.
+    static let fieldsKeptOnUpdate: Set<String> = hopByHopFields.union([
+        "content-length", "content-encoding", "content-range",
+    ])
+
+    /// Parses `response` as it would be stored for `request`.
+    ///
+    /// - Parameters:
+    ///   - response: The response as received.
+    ///   - request: The request it answers; supplies the values of the headers named by `Vary`.
+    ///   - requestTime: When the request was sent.
+    ///   - responseTime: When the response was received.
+    public init(response: HTTPResponse, request: HTTPRequest, requestTime: Date, responseTime: Date) {
+        var headers = response.headers
+        let listed = Self.listValues(response.headers, "Connection")
+        for name in Self.hopByHopFields.union(listed) where headers.contains(name) { headers.remove(name: name) }
+        self.response = HTTPResponse(statusCode: response.statusCode, headers: headers, body: response.body)
+        self.requestTime = requestTime
+        self.responseTime = responseTime
+        directives = CacheControl.parse(headers.values(for: "Cache-Control"))
+        let date = headers["Date"].flatMap { HTTPDate.parse($0, now: responseTime) }
+        let dateValue = date ?? responseTime  // RFC 9110 §6.6.1: a recipient with a clock supplies the Date.
+        let lastModifiedDate = headers["Last-Modified"].flatMap { HTTPDate.parse($0, now: responseTime) }
+        // §4.2.1: an invalid Expires (such as "0") is a time in the past.
+        let expires = headers["Expires"].map { HTTPDate.parse($0, now: responseTime) ?? .distantPast }
+        let lifetime = Freshness.lifetime(
+            directives: directives, expires: expires, date: dateValue, lastModified: lastModifiedDate,
+            statusCode: response.statusCode)
+        freshnessLifetime = lifetime.seconds
+        isHeuristic = lifetime.isHeuristic
+        correctedInitialAge = Freshness.correctedInitialAge(
+            ageValue: Freshness.ageValue(headers.values(for: "Age")), date: dateValue, requestTime: requestTime,
+            responseTime: responseTime)
+        etag = headers["ETag"].map { $0.trimmingCharacters(in: .whitespaces) }.flatMap { $0.isEmpty ? nil : $0 }
+        lastModified = lastModifiedDate == nil ? nil : headers["Last-Modified"]
+        let vary = Self.listValues(headers, "Vary")
+        variesOnEverything = vary.contains("*")
+        varyNames = variesOnEverything ? [] : vary
+        varyValues = varyNames.map { Self.normalizedValue(of: $0, in: request.headers) }
+        byteCount = headers.reduce(response.body.count) { $0 + $1.name.utf8.count + $1.value.utf8.count }
+    }
+
+    /// The current age in seconds (`current_age`, RFC 9111 §4.2.3).
+    ///
+    /// - Parameter now: The current date, from the client's date source.
+    public func age(at now: Date) -> TimeInterval {
+        Freshness.currentAge(correctedInitialAge: correctedInitialAge, responseTime: responseTime, now: now)
+    }
+
+    /// Whether the response is fresh (§4.2): its freshness lifetime exceeds its current age.
+    ///
+    /// - Parameter now: The current date, from the client's date source.
+    public func isFresh(at now: Date) -> Bool {
+        freshnessLifetime > age(at: now)
+    }
+
+    /// The stored response as it is served at `now`, with an `Age` field (RFC 9111 §5.1) in whole seconds.
+    func served(at now: Date) -> HTTPResponse {
+        var served = response
+        let age = age(at: now)
+        served.headers["Age"] = String(age.isFinite ? Int(min(max(age, 0), Double(Int32.max))) : 0)
+        return served
+    }
+
+    /// Whether this stored response was selected by `headers` (§4.1): every header named by `Vary` has the same
+    /// normalized value (or is absent in both).
+    func matches(_ headers: HTTPHeaders) -> Bool {
+        zip(varyNames, varyValues).allSatisfy { Self.normalizedValue(of: $0, in: headers) == $1 }
+    }
+
+    /// This entry freshened by a `304 Not Modified` (RFC 9111 §4.3.4, §3.2): every field of the 304 replaces the
+    /// stored fields of that name, except framing fields; the body is kept; the times restart.
+    ///
+    /// - Parameters:
+    ///   - notModified: The 304 response.
+    ///   - request: The conditional request it answered.
+    ///   - requestTime: When the conditional request was sent.
+    ///   - responseTime: When the 304 arrived.
+    public func updated(
+        with notModified: HTTPResponse, request: HTTPRequest, requestTime: Date, responseTime: Date
+    ) -> CachedResponse {
+        var headers = response.headers
+        let replaced = Set(notModified.headers.map(\.canonicalName)).subtracting(Self.fieldsKeptOnUpdate)
+        for name in replaced { headers.remove(name: name) }
+        for field in notModified.headers where replaced.contains(field.canonicalName) {
+            headers.add(name: field.name, value: field.value)
+        }
+        let merged = HTTPResponse(statusCode: response.statusCode, headers: headers, body: response.body)
+        return CachedResponse(response: merged, request: request, requestTime: requestTime, responseTime: responseTime)
+    }
+
+    /// The comma-separated elements of every `name` field, trimmed and lowercased, empty ones dropped.
+    static func listValues(_ headers: HTTPHeaders, _ name: String) -> [String] {
+        headers.values(for: name).flatMap { $0.split(separator: ",") }
+            .map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
+            .filter { !$0.isEmpty }
+    }
+
+    /// A request header's value for `Vary` matching (§4.1): lines combined with `", "`, outer whitespace removed.
+    static func normalizedValue(of name: String, in headers: HTTPHeaders) -> String? {
+        headers[name]?.trimmingCharacters(in: .whitespaces)
+    }
+}

@@ -1,0 +1,112 @@
+import Foundation
+
+/// The arithmetic of RFC 9111 §4.2: pure functions over values parsed once per stored response.
+///
+/// Everything is in `TimeInterval` seconds, so no input (a date in year 1, an `Age` of 2³¹) can overflow or trap;
+/// negative intervals from skewed clocks are clamped where the RFC clamps them.
+enum Freshness {
+    /// Status codes that are heuristically cacheable (RFC 9110 §15.1), less `206`: Courier does not store partial
+    /// content.
+    static let heuristicallyCacheableStatusCodes: Set<Int> = [200, 203, 204, 300, 301, 308, 404, 405, 410, 414, 501]
+
+    /// Final status codes whose semantics the cache understands (RFC 9111 §3): the heuristically cacheable ones,
+    /// plus temporary redirects, which may be stored with explicit freshness.
+    static let understoodStatusCodes = heuristicallyCacheableStatusCodes.union([302, 307])
+
+    /// The fraction of `Date` − `Last-Modified` used as a heuristic lifetime (§4.2.2 suggests 10%).
+    static let heuristicFraction = 0.1
+
+    /// `freshness_lifetime` (§4.2.1): the first of `max-age`, `Expires` − `Date`, heuristic.
+    ///
+    /// `s-maxage` is ignored: it applies to shared caches only and this one is private.
+    /// - Parameters:
+    ///   - directives: The response's `Cache-Control`; an invalid `max-age` is `0` already (stale).
+    ///   - expires: The `Expires` date; `.distantPast` when the field was invalid, such as `"0"`.
+    ///   - date: `date_value`: the `Date` field, or the response time when it was missing or invalid.
+    ///   - lastModified: The `Last-Modified` date, when valid.
+    ///   - statusCode: The response's status; heuristics only apply to heuristically cacheable codes or `public`.
+    static func lifetime(
+        directives: CacheControl, expires: Date?, date: Date, lastModified: Date?, statusCode: Int
+    ) -> (seconds: TimeInterval, isHeuristic: Bool) {
+        if let maxAge = directives.maxAge { return (TimeInterval(maxAge), false) }
+        if let expires { return (max(0, expires.timeIntervalSince(date)), false) }
+        guard heuristicallyCacheableStatusCodes.contains(statusCode) || directives.isPublic,
+            let lastModified, lastModified < date
+        else { return (0, false) }
+        return (date.timeIntervalSince(lastModified) * heuristicFraction, true)
+    }
+
+    /// `age_value` (§5.1): a single non-negative integer, saturating at 2³¹. Anything else (a list, a sign, a
+    /// fraction) is invalid, and an invalid `Age` is ignored, that is, `0`.
+    static func ageValue(_ values: [String]) -> TimeInterval {
+        guard values.count == 1 else { return 0 }
+        let text = values[0].trimmingCharacters(in: .whitespaces)
+        guard !text.isEmpty, text.utf8.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }) else {
+            return 0
+        }
+        var value = 0
+        for byte in text.utf8 {
+            value = min(value * 10 + Int(byte - UInt8(ascii: "0")), CacheControl.maximumDeltaSeconds)
+        }
+        return TimeInterval(value)
+    }
+
+    /// `corrected_initial_age` (§4.2.3): the larger of the apparent age (`response_time` − `date_value`, at least
+    /// `0`) and the `Age` value plus the response delay (`response_time` − `request_time`).
+    static func correctedInitialAge(
+        ageValue: TimeInterval, date: Date, requestTime: Date, responseTime: Date
+    ) -> TimeInterval {
+        let apparentAge = max(0, responseTime.timeIntervalSince(date))
+        let responseDelay = max(0, responseTime.timeIntervalSince(requestTime))
+        return max(apparentAge, ageValue + responseDelay)
+    }
+
+    /// `current_age` (§4.2.3): the corrected initial age plus the time resident in the cache. A clock that went
+    /// backwards counts as no resident time rather than making the response younger.
+    static func currentAge(correctedInitialAge: TimeInterval, responseTime: Date, now: Date) -> TimeInterval {
+        correctedInitialAge + max(0, now.timeIntervalSince(responseTime))
+    }
+
+    /// The request's cache directives: its `Cache-Control`, or `Pragma: no-cache` when it has none (§5.4).
+    static func requestDirectives(_ headers: HTTPHeaders) -> CacheControl {
+        let lines = headers.values(for: "Cache-Control")
+        var directives = CacheControl.parse(lines)
+        if lines.isEmpty, CachedResponse.listValues(headers, "Pragma").contains("no-cache") {
+            directives.noCache = true
+        }
+        return directives
+    }
+
+    /// Whether RFC 9111 §3 lets a private cache store `entry`, received for a `GET` with `requestDirectives`, and
+    /// whether storing it is of any use.
+    ///
+    /// Stored: a status the cache understands (heuristically cacheable, or `302`/`307` with explicit freshness or
+    /// `public`/`private`), no `no-store` on either side, not `Vary: *`. `private` and `Authorization` do not
+    /// prevent storage: this cache is private and partitions entries by credential. A response that could never
+    /// be reused (no lifetime, no validator, no stale window) is not kept, to spend memory only where it helps.
+    static func isStorable(_ entry: CachedResponse, requestDirectives: CacheControl) -> Bool {
+        let status = entry.response.statusCode
+        let directives = entry.directives
+        guard understoodStatusCodes.contains(status), !directives.noStore, !requestDirectives.noStore,
+            !entry.variesOnEverything
+        else { return false }
+        let isExplicit =
+            directives.maxAge != nil || entry.response.headers.contains("Expires") || directives.isPublic
+            || directives.isPrivate
+        guard heuristicallyCacheableStatusCodes.contains(status) || isExplicit else { return false }
+        return entry.freshnessLifetime > 0 || entry.etag != nil || entry.lastModified != nil
+            || directives.staleWhileRevalidate != nil || directives.staleIfError != nil
+    }
+
+    /// Whether a stale `entry` may be served at all (§4.2.4): not when the server said `must-revalidate` or
+    /// `no-cache`.
+    static func mayServeStale(_ entry: CachedResponse) -> Bool {
+        !entry.directives.mustRevalidate && !entry.directives.noCache
+    }
+
+    /// Whether a failed revalidation at `now` may fall back to the stale `entry` (`stale-if-error`, RFC 5861 §4).
+    static func mayServeOnError(_ entry: CachedResponse, at now: Date) -> Bool {
+        guard mayServeStale(entry), let window = entry.directives.staleIfError else { return false }
+        return entry.age(at: now) - entry.freshnessLifetime <= TimeInterval(window)
+    }
+}

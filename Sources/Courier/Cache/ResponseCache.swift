@@ -1,0 +1,274 @@
+import Foundation
+
+/// A private HTTP cache (RFC 9111) in memory: freshness, `ETag`/`Last-Modified` revalidation, `Vary` variants,
+/// invalidation by unsafe methods, bounded by entry count and bytes with least-recently-used eviction.
+///
+/// ``APIClient`` uses one through ``APIClient/Configuration/cache``; it can also be used on its own:
+///
+/// ```swift
+/// let cache = ResponseCache(maxEntries: 500, maxBytes: 16 << 20)
+/// switch await cache.lookup(request, partition: user.id, now: Date()) {
+/// case .hit(let entry): return entry.response
+/// case .validate(let entry, let conditional): ...  // 304 → cache.revalidated(entry, with: ...)
+/// case .miss, .staleWhileRevalidate, .unsatisfiable: ...
+/// }
+/// ```
+///
+/// Only responses to `GET` are stored and served. The cache key is the normalized URL (see ``RequestKey``), the
+/// `partition` (the caller's identity) and the request's credential header values; `Vary` adds variants under one
+/// key (§4.1). Storing `private` responses and responses to requests with `Authorization` is allowed: the cache is
+/// private to one client, and partitioned by identity, so one user's response is never served to another.
+///
+/// - Important: Concurrency contract. The actor only looks up, links and counts: parsing the request's
+///   `Cache-Control`, normalizing the URL and parsing a response's headers happen in the caller's task before it
+///   hops onto the actor, and no actor method suspends, so every critical section is short and no invariant spans
+///   an `await`. Callers that race to store the same URL simply leave the last response stored.
+public actor ResponseCache {
+    /// Counters since the cache was made; see ``statistics``.
+    public struct Statistics: Sendable, Hashable {
+        /// Lookups answered from storage without waiting for the server (fresh, acceptably stale, or
+        /// stale-while-revalidate).
+        public var hits = 0
+        /// Lookups that had to go to the server (nothing stored, or the stored response needed validation).
+        public var misses = 0
+        /// Responses stored (including replacements).
+        public var stores = 0
+        /// Entries evicted to respect ``ResponseCache/maxEntries`` and ``ResponseCache/maxBytes``.
+        public var evictions = 0
+        /// Stored responses freshened by a `304 Not Modified`.
+        public var revalidations = 0
+        /// Entries removed by unsafe requests (§4.4) or ``ResponseCache/remove(url:)``.
+        public var invalidations = 0
+    }
+
+    /// The most entries kept at once.
+    public nonisolated let maxEntries: Int
+    /// The most bytes kept at once, counted as ``CachedResponse/byteCount``: header names and values (UTF-8) plus
+    /// bodies.
+    public nonisolated let maxBytes: Int
+    /// The largest single entry that is stored; larger responses pass through uncached.
+    public nonisolated let maxEntryBytes: Int
+
+    private var storage: CacheStorage
+    private var counters = Statistics()
+
+    /// Creates an empty cache.
+    ///
+    /// - Parameters:
+    ///   - maxEntries: The most entries kept at once; 1,000 by default.
+    ///   - maxBytes: The most bytes kept at once (headers plus bodies); 32 MiB by default.
+    ///   - maxEntryBytes: The largest single entry stored; 4 MiB by default, and never more than `maxBytes`.
+    public init(maxEntries: Int = 1_000, maxBytes: Int = 32 << 20, maxEntryBytes: Int = 4 << 20) {
+        self.maxEntries = max(0, maxEntries)
+        self.maxBytes = max(0, maxBytes)
+        self.maxEntryBytes = min(max(0, maxEntryBytes), self.maxBytes)
+        storage = CacheStorage(
+            limits: .init(maxEntries: self.maxEntries, maxBytes: self.maxBytes, maxEntryBytes: self.maxEntryBytes))
+    }
+
+    // MARK: Inspecting
+
+    /// The number of stored responses (every variant and partition counts).
+    public var count: Int { storage.count }
+    /// The bytes stored: the sum of every entry's ``CachedResponse/byteCount``.
+    public var totalBytes: Int { storage.totalBytes }
+    /// Hits, misses, stores, evictions, revalidations and invalidations so far.
+    public var statistics: Statistics { counters }
+
+    /// The stored response `request` selects in `partition`, whatever its freshness; marks it recently used.
+    ///
+    /// - Parameters:
+    ///   - request: A `GET` request.
+    ///   - partition: The identity the response was stored under, or `nil`.
+    /// - Returns: The stored response, or `nil`.
+    public nonisolated func cachedResponse(for request: HTTPRequest, partition: String?) async -> CachedResponse? {
+        let url = RequestKey.normalize(request.url)
+        return await entry(url: url, partition: CachePartition(identity: partition, request: request), request)
+    }
+
+    // MARK: Looking Up
+
+    /// Decides how `request` is answered (RFC 9111 §4): from storage, after validation, or from the server.
+    ///
+    /// - Parameters:
+    ///   - request: The request as built, before adapters run.
+    ///   - partition: The caller's identity, so that users never share responses; `nil` for anonymous requests.
+    ///   - policy: The request's ``CachePolicy``.
+    ///   - now: The current date, from the client's date source.
+    /// - Returns: What to do; a request that is not a plain `GET` is always a ``CacheLookup/miss``.
+    public nonisolated func lookup(
+        _ request: HTTPRequest, partition: String?, policy: CachePolicy = .useProtocolPolicy, now: Date
+    ) async -> CacheLookup {
+        guard CacheLookup.isServable(request), policy != .reloadIgnoringCache else {
+            return policy == .onlyIfCached ? .unsatisfiable : .miss
+        }
+        let url = RequestKey.normalize(request.url)
+        let directives = Freshness.requestDirectives(request.headers)
+        let partition = CachePartition(identity: partition, request: request)
+        return await decide(url: url, partition: partition, request, directives, policy, now)
+    }
+
+    // MARK: Storing
+
+    /// Stores `response` to `request` if RFC 9111 §3 allows it (see ``CachedResponse`` and the type
+    /// documentation), replacing the variant the request selected. A final response that may not be stored
+    /// (`no-store`, `Vary: *`, too large) removes that variant instead, since it is no longer current.
+    ///
+    /// - Parameters:
+    ///   - response: The response as received.
+    ///   - request: The request as looked up (before adapters), so that its key matches later lookups.
+    ///   - partition: The caller's identity, or `nil`.
+    ///   - requestTime: When the request was sent.
+    ///   - responseTime: When the response arrived.
+    /// - Returns: Whether the response is now stored.
+    @discardableResult
+    public nonisolated func store(
+        _ response: HTTPResponse, for request: HTTPRequest, partition: String?, requestTime: Date, responseTime: Date
+    ) async -> Bool {
+        guard request.method == .get, Freshness.understoodStatusCodes.contains(response.statusCode) else {
+            return false
+        }
+        let entry = CachedResponse(
+            response: response, request: request, requestTime: requestTime, responseTime: responseTime)
+        let isStorable = Freshness.isStorable(entry, requestDirectives: Freshness.requestDirectives(request.headers))
+        let url = RequestKey.normalize(request.url)
+        return await put(
+            isStorable ? entry : nil, url: url, CachePartition(identity: partition, request: request), request)
+    }
+
+    /// Applies a `304 Not Modified` to the stored response it validates (RFC 9111 §4.3.4, §3.2) and returns the
+    /// updated response, to be served with its stored body.
+    ///
+    /// - Parameters:
+    ///   - entry: The stored response the conditional request was made from.
+    ///   - notModified: The 304.
+    ///   - request: The request as looked up (without the added conditional fields).
+    ///   - partition: The caller's identity, or `nil`.
+    ///   - requestTime: When the conditional request was sent.
+    ///   - responseTime: When the 304 arrived.
+    /// - Returns: The updated entry, or `nil` when the 304 names a different entity tag (it then validates nothing
+    ///   this cache holds, and the stale variant is removed).
+    public nonisolated func revalidated(
+        _ entry: CachedResponse, with notModified: HTTPResponse, for request: HTTPRequest, partition: String?,
+        requestTime: Date, responseTime: Date
+    ) async -> CachedResponse? {
+        let url = RequestKey.normalize(request.url)
+        let key = CachePartition(identity: partition, request: request)
+        if let tag = notModified.headers["ETag"], let stored = entry.etag, !Self.weakMatch(tag, stored) {
+            await put(nil, url: url, key, request)
+            return nil
+        }
+        let updated = entry.updated(
+            with: notModified, request: request, requestTime: requestTime, responseTime: responseTime)
+        let isStorable = Freshness.isStorable(updated, requestDirectives: Freshness.requestDirectives(request.headers))
+        await put(isStorable ? updated : nil, url: url, key, request, revalidation: true)
+        return updated
+    }
+
+    // MARK: Removing
+
+    /// Invalidates after an unsafe request (RFC 9111 §4.4): a `2xx` or `3xx` response to a method that is not safe
+    /// removes the target URI and the same-origin `Location` and `Content-Location` URIs, in every partition and
+    /// variant (a write by one user makes everyone's copy suspect).
+    ///
+    /// - Parameters:
+    ///   - request: The request that was sent.
+    ///   - response: Its response.
+    /// - Returns: How many entries were removed.
+    @discardableResult
+    public nonisolated func invalidate(for request: HTTPRequest, response: HTTPResponse) async -> Int {
+        guard !request.method.isSafe, (200..<400).contains(response.statusCode) else { return 0 }
+        var urls = [RequestKey.normalize(request.url)]
+        for name in ["Location", "Content-Location"] {
+            guard let value = response.headers[name]?.trimmingCharacters(in: .whitespaces),
+                let target = URL(string: value, relativeTo: request.url)?.absoluteURL,
+                Self.sameOrigin(target, request.url)
+            else { continue }
+            urls.append(RequestKey.normalize(target))
+        }
+        return await removeAll(urls: urls)
+    }
+
+    /// Removes every stored response for `url`, in every partition and variant.
+    ///
+    /// - Parameter url: The URL, normalized like a ``RequestKey``'s.
+    public nonisolated func remove(url: URL) async {
+        await removeAll(urls: [RequestKey.normalize(url)])
+    }
+
+    /// Removes every stored response. Statistics are kept.
+    public func removeAll() {
+        storage.removeAll()
+    }
+
+    // MARK: Critical Sections
+
+    private func entry(url: String, partition: CachePartition, _ request: HTTPRequest) -> CachedResponse? {
+        storage.entry(url: url, partition: partition, matching: request.headers)
+    }
+
+    private func decide(
+        url: String, partition: CachePartition, _ request: HTTPRequest, _ directives: CacheControl,
+        _ policy: CachePolicy, _ now: Date
+    ) -> CacheLookup {
+        let stored = storage.entry(url: url, partition: partition, matching: request.headers)
+        let decision = CacheLookup.decide(
+            entry: stored, request: request, directives: directives, policy: policy, now: now)
+        switch decision {
+        case .hit, .staleWhileRevalidate: counters.hits += 1
+        case .validate, .miss, .unsatisfiable: counters.misses += 1
+        }
+        return decision
+    }
+
+    @discardableResult
+    private func put(
+        _ entry: CachedResponse?, url: String, _ partition: CachePartition, _ request: HTTPRequest,
+        revalidation: Bool = false
+    ) -> Bool {
+        if revalidation { counters.revalidations += 1 }
+        guard let entry else {
+            storage.removeVariants(url: url, partition: partition, matching: request.headers)
+            return false
+        }
+        let insertion = storage.insert(entry, url: url, partition: partition, replacing: request.headers)
+        counters.evictions += insertion.evicted
+        if insertion.stored { counters.stores += 1 }
+        return insertion.stored
+    }
+
+    @discardableResult
+    private func removeAll(urls: [String]) -> Int {
+        let removed = urls.reduce(0) { $0 + storage.removeAll(url: $1) }
+        counters.invalidations += removed
+        return removed
+    }
+
+    // MARK: Tests
+
+    /// The stored URLs from least to most recently used.
+    var urlsFromOldest: [String] { storage.entriesFromOldest.map(\.url) }
+    /// Whether the storage's list, index and counters agree.
+    var isConsistent: Bool { storage.isConsistent }
+
+    // MARK: Helpers
+
+    /// Weak comparison of entity tags (RFC 9110 §8.8.3.2): equal opaque tags, ignoring `W/`.
+    nonisolated static func weakMatch(_ lhs: String, _ rhs: String) -> Bool {
+        func opaque(_ tag: String) -> Substring {
+            let trimmed = Substring(tag.trimmingCharacters(in: .whitespaces))
+            return trimmed.hasPrefix("W/") ? trimmed.dropFirst(2) : trimmed
+        }
+        return opaque(lhs) == opaque(rhs)
+    }
+
+    /// Same scheme, host and port (RFC 6454), defaults applied.
+    nonisolated static func sameOrigin(_ lhs: URL, _ rhs: URL) -> Bool {
+        func origin(_ url: URL) -> String? {
+            guard let scheme = url.scheme?.lowercased(), let host = url.host?.lowercased() else { return nil }
+            let port = url.port ?? (scheme == "https" ? 443 : scheme == "http" ? 80 : -1)
+            return "\(scheme)://\(host):\(port)"
+        }
+        return origin(lhs) != nil && origin(lhs) == origin(rhs)
+    }
+}

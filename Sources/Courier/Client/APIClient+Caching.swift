@@ -1,0 +1,114 @@
+import Foundation
+
+extension APIClient {
+    /// Post-processing of a network exchange, run once per flight inside the flight (so N joiners cause one store).
+    typealias Absorb = @Sendable (Exchange) async -> Exchange
+
+    /// The flight: sends `request` (joining an identical one in flight) and passes the result through `absorb`.
+    typealias Flight = @Sendable (_ request: HTTPRequest, _ absorb: @escaping Absorb) async throws -> Exchange
+
+    /// Answers `prepared` from the cache, or runs `flight` with the request the cache decided on (possibly
+    /// conditional) and records the outcome in the cache.
+    ///
+    /// - Parameters:
+    ///   - prepared: The request as built, before adapters run; it is what the cache keys on.
+    ///   - policy: The request's cache policy.
+    ///   - partition: The credential identity the response belongs to, or `nil` for anonymous requests.
+    ///   - flight: Sends a request through the coalescer and applies `absorb` inside the flight.
+    func withCache(
+        _ prepared: HTTPRequest, policy: CachePolicy, partition: String?, flight: @escaping Flight
+    ) async throws -> Exchange {
+        guard let cache = configuration.cache else {
+            if policy == .onlyIfCached { throw APIError.notCached(prepared.url) }
+            return try await flight(prepared) { $0 }
+        }
+        let now = configuration.currentDate()
+        switch await cache.lookup(prepared, partition: partition, policy: policy, now: now) {
+        case .hit(let entry):
+            return Exchange(request: prepared, response: entry.served(at: now), attempts: 0, source: .cache)
+        case .unsatisfiable:
+            throw APIError.notCached(prepared.url)
+        case .miss:
+            return try await flight(prepared, absorber(cache, prepared, partition, validating: nil))
+        case .staleWhileRevalidate(let entry, let revalidation):
+            let absorb = absorber(cache, prepared, partition, validating: entry)
+            backgroundRefreshes.run { _ = try await flight(revalidation, absorb) }
+            return Exchange(
+                request: prepared, response: entry.served(at: now), attempts: 0, source: .staleWhileRevalidate)
+        case .validate(let entry, let conditional):
+            let absorb = absorber(cache, prepared, partition, validating: entry)
+            let exchange: Exchange
+            do {
+                exchange = try await flight(conditional, absorb)
+            } catch let error as APIError where error.allowsStaleIfError {
+                guard let stale = staleIfError(entry, prepared) else { throw error }
+                return stale
+            }
+            guard exchange.response.statusCode >= 500, var stale = staleIfError(entry, prepared) else {
+                return exchange
+            }
+            stale.attempts = exchange.attempts
+            return stale
+        }
+    }
+
+    /// The stored response, when `stale-if-error` (RFC 5861 §4) allows serving it after a failed revalidation.
+    private func staleIfError(_ entry: CachedResponse, _ request: HTTPRequest) -> Exchange? {
+        let now = configuration.currentDate()
+        guard Freshness.mayServeOnError(entry, at: now) else { return nil }
+        return Exchange(request: request, response: entry.served(at: now), attempts: 0, source: .cache)
+    }
+
+    /// What happens to a network response, inside the flight: a `304` to the cache's own conditional request
+    /// updates the entry and serves its body (``ResponseSource/revalidated``); a `GET` response is stored (or
+    /// removes what it supersedes); a successful unsafe request invalidates (RFC 9111 §4.4).
+    private func absorber(
+        _ cache: ResponseCache, _ prepared: HTTPRequest, _ partition: String?, validating entry: CachedResponse?
+    ) -> Absorb {
+        let requestTime = configuration.currentDate()
+        let currentDate = configuration.currentDate
+        return { exchange in
+            var exchange = exchange
+            let response = exchange.response
+            let responseTime = currentDate()
+            guard prepared.method.isSafe else {
+                await cache.invalidate(for: prepared, response: response)
+                return exchange
+            }
+            guard prepared.method == .get else { return exchange }
+            if response.statusCode == 304, let entry {
+                guard
+                    let updated = await cache.revalidated(
+                        entry, with: response, for: prepared, partition: partition, requestTime: requestTime,
+                        responseTime: responseTime)
+                else { return exchange }
+                exchange.response = updated.served(at: responseTime)
+                exchange.source = .revalidated
+                return exchange
+            }
+            // Credentials an adapter added after the lookup are invisible to the cache key: without an identity to
+            // partition by, such a response is not stored, so it can never be served to another user.
+            guard partition != nil || Self.credentials(of: exchange.request) == Self.credentials(of: prepared) else {
+                return exchange
+            }
+            await cache.store(
+                response, for: prepared, partition: partition, requestTime: requestTime, responseTime: responseTime)
+            return exchange
+        }
+    }
+
+    private static func credentials(of request: HTTPRequest) -> [String?] {
+        RequestKey.credentialHeaders.map { request.headers[$0] }
+    }
+}
+
+extension APIError {
+    /// Failures after which a stale response may stand in (RFC 5861 §4): the server could not be reached or did
+    /// not answer properly. Client-side mistakes do not qualify.
+    var allowsStaleIfError: Bool {
+        switch self {
+        case .transport, .timedOut, .invalidResponse: true
+        default: false
+        }
+    }
+}
