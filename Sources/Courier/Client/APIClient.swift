@@ -69,15 +69,16 @@ public final class APIClient: Sendable {
     private func perform<T>(_ request: Request<T>) async throws -> Exchange {
         let prepared = try prepare(request)
         let timeout = request.timeout ?? configuration.timeout
+        let authorization = try await authorization(for: request)
         var exchange: Exchange
-        if let key = coalescingKey(for: prepared, policy: request.coalescing) {
+        if let key = coalescingKey(for: prepared, policy: request.coalescing, partition: authorization?.identity) {
             let coalesced = try await coalescer.run(key) { [self] in
-                try await transmit(prepared, timeout: timeout)
+                try await transmit(prepared, timeout: timeout, authorization: authorization)
             }
             exchange = coalesced.value
             exchange.joined = coalesced.joined
         } else {
-            exchange = try await transmit(prepared, timeout: timeout)
+            exchange = try await transmit(prepared, timeout: timeout, authorization: authorization)
         }
         guard configuration.acceptableStatusCodes.contains(exchange.response.statusCode) else {
             throw APIError.unacceptableStatus(exchange.response)
@@ -110,7 +111,7 @@ public final class APIClient: Sendable {
         return HTTPRequest(method: request.method, url: url, headers: headers, body: body)
     }
 
-    private func coalescingKey(for request: HTTPRequest, policy: CoalescingPolicy) -> RequestKey? {
+    private func coalescingKey(for request: HTTPRequest, policy: CoalescingPolicy, partition: String?) -> RequestKey? {
         switch policy {
         case .never: return nil
         case .always: break
@@ -119,18 +120,26 @@ public final class APIClient: Sendable {
                 return nil
             }
         }
-        return RequestKey(request, varyingOn: configuration.coalescingHeaders)
+        return RequestKey(request, varyingOn: configuration.coalescingHeaders, partition: partition)
     }
 
     // MARK: Attempts
 
     /// Sends `request` until it succeeds or the retry policy says stop. Runs inside the shared flight,
-    /// so joiners never multiply attempts.
-    func transmit(_ request: HTTPRequest, timeout: Duration) async throws -> Exchange {
+    /// so joiners never multiply attempts or refreshes.
+    ///
+    /// With an `authorization`, each attempt carries a valid credential and a `401` earns one refresh
+    /// and one resend. The resend counts in ``Response/attempts`` but not against the retry policy.
+    func transmit(_ request: HTTPRequest, timeout: Duration, authorization: Authorization?) async throws
+        -> Exchange
+    {
+        var authorization = authorization
         var attempt = 0
+        var resends = 0
         while true {
             attempt += 1
-            let sent = try await adapt(request)
+            var sent = try await adapt(request)
+            try await authorization?.authorize(&sent, using: configuration.authorize)
             let outcome: RetryContext.Outcome
             do {
                 let response = try await send(sent, timeout: timeout)
@@ -141,8 +150,14 @@ public final class APIClient: Sendable {
             } catch let error as APIError {
                 outcome = .failure(error)
             }
+            if case .response(let response) = outcome, response.statusCode == 401 {
+                guard authorization != nil else { throw APIError.unauthorized(response) }
+                try await authorization?.prepareResend(after: response)
+                resends += 1
+                continue
+            }
             let context = RetryContext(
-                request: sent, attempt: attempt, outcome: outcome, now: configuration.currentDate())
+                request: sent, attempt: attempt - resends, outcome: outcome, now: configuration.currentDate())
             switch configuration.retryPolicy.decision(for: context) {
             case .retry(let delay):
                 try await configuration.clock.sleep(for: delay)
