@@ -27,6 +27,16 @@ extension APIClient {
         public var retryPolicy: RetryPolicy
         /// Run in order on every attempt, before the request is sent.
         public var adapters: [any RequestAdapter]
+        /// Provides and renews the credential of requests that ``Request/requiresAuthentication``.
+        /// `nil` (the default) sends every request without authorization.
+        ///
+        /// With an authenticator, each attempt carries its current credential (applied by ``authorize``
+        /// after the adapters ran); a `401` triggers one refresh and one resend. Requests of different
+        /// credential identities never share an in-flight request.
+        public var authenticator: TokenRefresher?
+        /// Applies a credential to a request, after the adapters ran. Sets
+        /// `Authorization: Bearer <access token>` by default.
+        public var authorize: @Sendable (inout HTTPRequest, Credential) -> Void
         /// Whether identical in-flight requests share one upstream call. On by default; a request can
         /// still opt out with ``CoalescingPolicy/never``.
         public var isCoalescingEnabled: Bool
@@ -58,6 +68,7 @@ extension APIClient {
         ///   - cache: The response cache, or `nil` for none. A new ``ResponseCache`` by default.
         ///   - retryPolicy: Decides whether failed attempts are sent again.
         ///   - adapters: Run in order on every attempt.
+        ///   - authenticator: Provides and renews the credential of requests that require authentication.
         ///   - isCoalescingEnabled: Whether identical in-flight requests share one upstream call.
         ///   - headers: Headers sent with every request.
         ///   - timeout: The deadline of one attempt when the request sets none.
@@ -68,6 +79,7 @@ extension APIClient {
             cache: ResponseCache? = ResponseCache(),
             retryPolicy: RetryPolicy = .default,
             adapters: [any RequestAdapter] = [],
+            authenticator: TokenRefresher? = nil,
             isCoalescingEnabled: Bool = true,
             headers: HTTPHeaders = [:],
             timeout: Duration = .seconds(60),
@@ -78,6 +90,10 @@ extension APIClient {
             self.cache = cache
             self.retryPolicy = retryPolicy
             self.adapters = adapters
+            self.authenticator = authenticator
+            self.authorize = { request, credential in
+                request.headers["Authorization"] = "Bearer \(credential.accessToken)"
+            }
             self.isCoalescingEnabled = isCoalescingEnabled
             self.coalescingHeaders = []
             self.headers = headers

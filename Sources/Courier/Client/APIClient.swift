@@ -76,15 +76,19 @@ public final class APIClient: Sendable {
         let prepared = try prepare(request)
         let timeout = request.timeout ?? configuration.timeout
         let coalescing = request.coalescing
+        // The identity is fixed before anything else: it partitions the cache and the coalescing key, so two
+        // users never share a response.
+        let authorization = try await authorization(for: request)
+        let partition = authorization?.identity
         // The cache answers, or decides what is sent (possibly a conditional request); `absorb` records the
         // response in the cache inside the flight, once however many callers share it.
-        let exchange = try await withCache(prepared, policy: request.cachePolicy, partition: nil) {
+        let exchange = try await withCache(prepared, policy: request.cachePolicy, partition: partition) {
             [self] sent, absorb in
-            guard let key = coalescingKey(for: sent, policy: coalescing) else {
-                return await absorb(try await transmit(sent, timeout: timeout))
+            guard let key = coalescingKey(for: sent, policy: coalescing, partition: partition) else {
+                return await absorb(try await transmit(sent, timeout: timeout, authorization: authorization))
             }
             let coalesced = try await coalescer.run(key) { [self] in
-                await absorb(try await transmit(sent, timeout: timeout))
+                await absorb(try await transmit(sent, timeout: timeout, authorization: authorization))
             }
             var exchange = coalesced.value
             exchange.joined = coalesced.joined
@@ -121,7 +125,7 @@ public final class APIClient: Sendable {
         return HTTPRequest(method: request.method, url: url, headers: headers, body: body)
     }
 
-    private func coalescingKey(for request: HTTPRequest, policy: CoalescingPolicy) -> RequestKey? {
+    private func coalescingKey(for request: HTTPRequest, policy: CoalescingPolicy, partition: String?) -> RequestKey? {
         switch policy {
         case .never: return nil
         case .always: break
@@ -130,18 +134,26 @@ public final class APIClient: Sendable {
                 return nil
             }
         }
-        return RequestKey(request, varyingOn: configuration.coalescingHeaders)
+        return RequestKey(request, varyingOn: configuration.coalescingHeaders, partition: partition)
     }
 
     // MARK: Attempts
 
     /// Sends `request` until it succeeds or the retry policy says stop. Runs inside the shared flight,
-    /// so joiners never multiply attempts.
-    func transmit(_ request: HTTPRequest, timeout: Duration) async throws -> Exchange {
+    /// so joiners never multiply attempts or refreshes.
+    ///
+    /// With an `authorization`, each attempt carries a valid credential and a `401` earns one refresh
+    /// and one resend. The resend counts in ``Response/attempts`` but not against the retry policy.
+    func transmit(_ request: HTTPRequest, timeout: Duration, authorization: Authorization?) async throws
+        -> Exchange
+    {
+        var authorization = authorization
         var attempt = 0
+        var resends = 0
         while true {
             attempt += 1
-            let sent = try await adapt(request)
+            var sent = try await adapt(request)
+            try await authorization?.authorize(&sent, using: configuration.authorize)
             let outcome: RetryContext.Outcome
             do {
                 let response = try await send(sent, timeout: timeout)
@@ -152,8 +164,14 @@ public final class APIClient: Sendable {
             } catch let error as APIError {
                 outcome = .failure(error)
             }
+            if case .response(let response) = outcome, response.statusCode == 401 {
+                guard authorization != nil else { throw APIError.unauthorized(response) }
+                try await authorization?.prepareResend(after: response)
+                resends += 1
+                continue
+            }
             let context = RetryContext(
-                request: sent, attempt: attempt, outcome: outcome, now: configuration.currentDate())
+                request: sent, attempt: attempt - resends, outcome: outcome, now: configuration.currentDate())
             switch configuration.retryPolicy.decision(for: context) {
             case .retry(let delay):
                 try await configuration.clock.sleep(for: delay)

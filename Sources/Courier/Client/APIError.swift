@@ -29,6 +29,14 @@ public enum APIError: Error, Sendable {
     /// The request could not use the network (``CachePolicy/onlyIfCached`` or `Cache-Control: only-if-cached`)
     /// and the cache held no usable response (RFC 9111 §5.2.1.7), so nothing was sent. Carries the URL.
     case notCached(URL)
+    /// The server answered `401 Unauthorized`, and a refreshed credential could not fix it: the resend
+    /// with a refreshed credential was refused too, or the client has no authenticator for the request.
+    /// Carries the last response.
+    case unauthorized(HTTPResponse)
+    /// No credential could be provided for the request: the token refresh failed (now or before), was
+    /// refused as one too many, or the credential changed under the request. Carries the reason and,
+    /// for a failed refresh, its cause.
+    case authenticationFailed(AuthenticationFailure)
 
     /// The status code of the response, when the error carries one.
     public var statusCode: Int? {
@@ -38,7 +46,8 @@ public enum APIError: Error, Sendable {
     /// The response behind the error, when the server answered.
     public var response: HTTPResponse? {
         switch self {
-        case .unacceptableStatus(let response), .decodingFailed(_, _, let response): response
+        case .unacceptableStatus(let response), .decodingFailed(_, _, let response), .unauthorized(let response):
+            response
         default: nil
         }
     }
@@ -50,7 +59,8 @@ public enum APIError: Error, Sendable {
             .decodingFailed(_, let error, _):
             error
         case .invalidResponse(_, let error): error
-        case .invalidRequest, .timedOut, .unacceptableStatus, .notCached: nil
+        case .authenticationFailed(let failure): failure.underlyingError
+        case .invalidRequest, .timedOut, .unacceptableStatus, .notCached, .unauthorized: nil
         }
     }
 }
@@ -135,6 +145,11 @@ extension APIError: CustomStringConvertible, LocalizedError {
             "The server sent an invalid response: \(reason)" + (error.map { " (\($0))." } ?? ".")
         case .notCached(let url):
             "No usable cached response for \(url.absoluteString), and the request may not use the network."
+        case .unauthorized(let response):
+            "The server refused the request's credentials (status \(response.statusCode) Unauthorized), "
+                + "after one token refresh and resend if the client has an authenticator."
+        case .authenticationFailed(let failure):
+            "Authentication failed: \(failure)."
         }
     }
 

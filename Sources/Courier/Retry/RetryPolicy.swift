@@ -172,7 +172,8 @@ public struct RetryContext: Sendable {
 
     /// The request as it was sent (after adapters ran).
     public let request: HTTPRequest
-    /// The number of the attempt that just ended, starting at 1.
+    /// The number of the attempt that just ended, starting at 1. The resend after a token refresh (see
+    /// ``APIClient/Configuration/authenticator``) is not counted, so it never uses up a retry.
     public let attempt: Int
     /// How it ended.
     public let outcome: Outcome

@@ -1,0 +1,42 @@
+/// Why a ``TokenRefresher`` could not provide a credential, carried by ``APIError/authenticationFailed(_:)``.
+///
+/// Descriptions never contain a token.
+public enum AuthenticationFailure: Sendable, CustomStringConvertible {
+    /// The refresh closure threw. Carries its error.
+    ///
+    /// The refresher stays failed for the credential that could not be refreshed: every caller gets
+    /// this failure without a new refresh until ``TokenRefresher/setCredential(_:)`` installs a new one.
+    case refreshThrew(any Error)
+    /// The credential was refreshed `count` times within `window` already, the most allowed, so it is
+    /// not refreshed again until the oldest of those refreshes leaves the window. This usually means
+    /// that the server rejects every new token.
+    case tooManyRefreshes(count: Int, window: Duration)
+    /// The credential was cleared (signed out) while the caller waited for a refresh; the refresh's
+    /// result was discarded.
+    case signedOut
+    /// The credential's identity changed while the request was in flight (another user signed in), so
+    /// the request was not sent with the new identity's credential.
+    case identityChanged
+
+    /// The error the refresh closure threw, for ``refreshThrew(_:)``.
+    public var underlyingError: (any Error)? {
+        if case .refreshThrew(let error) = self { return error }
+        return nil
+    }
+
+    /// The reason as a phrase.
+    public var description: String {
+        switch self {
+        case .refreshThrew(let error):
+            "the credential could not be refreshed (\(error))"
+        case .tooManyRefreshes(let count, let window):
+            "the credential was refreshed \(count) times within \(window.formattedSeconds), the most allowed, "
+                + "so it was not refreshed again (the server may be rejecting every new token)"
+        case .signedOut:
+            "the credential was cleared (signed out) while the request waited for a refresh"
+        case .identityChanged:
+            "the credential's identity changed while the request was in flight, "
+                + "so it was not sent with another identity's credential"
+        }
+    }
+}

@@ -1,0 +1,241 @@
+import Foundation
+
+/// Holds the current ``Credential`` and renews it, one refresh at a time, however many requests need it.
+///
+/// ## The race it solves
+///
+/// When an access token expires under load, every request in flight gets `401 Unauthorized` at about
+/// the same moment. A client that refreshes on each `401` sends hundreds of refreshes; with rotating
+/// refresh tokens all but the first fail and may even revoke the session. A client that refreshes
+/// again after a failed refresh turns one outage of the token endpoint into a storm against it.
+///
+/// `TokenRefresher` makes both impossible by construction. It is an actor with one explicit state:
+/// idle, refreshing, or failed. The first caller that needs a new credential starts the refresh; every
+/// caller that arrives while it runs waits for that same refresh and gets its result. A caller
+/// whose request was rejected with a token that has *already* been replaced gets the current one at
+/// once, without a refresh: ``Credential/version`` tells the two cases apart.
+///
+/// ```swift
+/// let refresher = TokenRefresher(credential: saved) { expired in
+///     // Called with the credential to renew (nil when there is none); one call at a time.
+///     try await auth.renew(using: expired?.refreshToken)
+/// }
+/// var configuration = APIClient.Configuration()
+/// configuration.authenticator = refresher
+/// let client = APIClient(baseURL: apiURL, configuration: configuration)
+///
+/// await refresher.setCredential(afterLogin)  // login
+/// await refresher.clear()                    // logout
+/// ```
+///
+/// ``APIClient`` uses it on every request that ``Request/requiresAuthentication``: it takes
+/// ``validCredential()`` before each attempt and, on a `401`, calls ``refresh(rejected:)`` and resends
+/// once. The refresher can also be used on its own, with any transport.
+///
+/// - Important: Concurrency contract.
+///   - At most one refresh runs at a time. Every caller that needs a new credential while it runs
+///     awaits that same refresh, including callers of ``validCredential()``.
+///   - The refresh runs in its own task, never in a caller's: a caller that is cancelled leaves at once
+///     with `CancellationError`, and the refresh goes on for the others. Only ``setCredential(_:)``
+///     and ``clear()`` cancel a running refresh, and then its result is discarded.
+///   - A failed refresh fails every waiter with ``APIError/authenticationFailed(_:)``, and the
+///     refresher stays failed: later callers get the same failure without a new refresh, until
+///     ``setCredential(_:)`` or ``clear()``.
+///   - More than `maxRefreshes` refreshes within `window` (on the injected clock) fail with
+///     ``AuthenticationFailure/tooManyRefreshes(count:window:)`` instead of refreshing again.
+///   - Requests sent from inside the refresh closure through an ``APIClient`` whose authenticator is
+///     this refresher are sent without authorization and never wait for the refresh they are part of,
+///     so the closure may use the same client without deadlocking.
+///   - The state changes only in short critical sections on the actor; nothing is held across an
+///     `await`, so re-entrant calls always see a consistent state.
+public actor TokenRefresher {
+    /// The refreshers whose refresh task is the current task (or one of its ancestors).
+    @TaskLocal static var activeRefreshes: Set<ObjectIdentifier> = []
+
+    private var state: RefreshState
+    private let operation: @Sendable (Credential?) async throws -> Credential
+    private let currentDate: @Sendable () -> Date
+    /// Time elapsed on the injected clock since the refresher was created.
+    private let elapsed: @Sendable () -> Duration
+
+    /// Creates a refresher.
+    ///
+    /// - Parameters:
+    ///   - credential: The credential to start with, or `nil` to obtain one through `refresh` when it
+    ///     is first needed.
+    ///   - leeway: How long before its expiry a credential is renewed, so requests never carry a token
+    ///     that expires on the way. For a token issued for less than twice the leeway, renewal waits
+    ///     until half of its lifetime has passed instead. 60 seconds by default.
+    ///   - maxRefreshes: The most refreshes allowed within `window`; one more fails with
+    ///     ``AuthenticationFailure/tooManyRefreshes(count:window:)``. 5 by default.
+    ///   - window: The span `maxRefreshes` applies to, measured on `clock`. 30 seconds by default.
+    ///   - clock: The clock for the refresh limit. `ContinuousClock` by default.
+    ///   - currentDate: The current date, compared with ``Credential/expiresAt``. `Date()` by default.
+    ///   - refresh: Returns a new credential. It receives the credential to renew, or `nil` when there
+    ///     is none (then obtain one, or throw). It is never called twice at once. Its errors are kept as
+    ///     the cause of ``APIError/authenticationFailed(_:)``. The refresher assigns the version.
+    public init(
+        credential: Credential?,
+        leeway: Duration = .seconds(60),
+        maxRefreshes: Int = 5,
+        per window: Duration = .seconds(30),
+        clock: any Clock<Duration> = ContinuousClock(),
+        currentDate: @escaping @Sendable () -> Date = { Date() },
+        refresh: @escaping @Sendable (Credential?) async throws -> Credential
+    ) {
+        self.state = RefreshState(
+            credential: credential, now: currentDate(), leeway: leeway, maxRefreshes: maxRefreshes, window: window)
+        self.operation = refresh
+        self.currentDate = currentDate
+        self.elapsed = Self.stopwatch(on: clock)
+    }
+
+    // MARK: Inspecting
+
+    /// The current credential, with the version the refresher assigned; `nil` before the first one is
+    /// obtained and after ``clear()``.
+    public var credential: Credential? { state.credential }
+
+    /// How many refreshes have started since the refresher was created, for metrics and tests.
+    public var refreshCount: Int { state.refreshCount }
+
+    /// How many callers are waiting for the running refresh.
+    var waiterCount: Int { state.waiters.count }
+
+    /// Whether the current task is running this refresher's refresh closure.
+    nonisolated var isRefreshingInCurrentTask: Bool {
+        Self.activeRefreshes.contains(ObjectIdentifier(self))
+    }
+
+    // MARK: Getting a Credential
+
+    /// Returns a credential to send, renewing it first when it is due (within the leeway of its expiry)
+    /// or when there is none.
+    ///
+    /// - Returns: The current credential, or the one the refresh produced.
+    /// - Throws: ``APIError/authenticationFailed(_:)`` when the refresh fails, failed before, or would
+    ///   exceed the limit; `CancellationError` when the calling task is cancelled (the refresh goes on).
+    /// - Important: While a refresh runs, this waits for it even if the current credential has not
+    ///   expired: a refresh runs because the server rejected that credential.
+    public func validCredential() async throws -> Credential {
+        try await credential(rejecting: nil)
+    }
+
+    /// Returns a credential to use in place of one the server rejected (`401`).
+    ///
+    /// If `rejected` is older than the current credential, the current one is returned at once without
+    /// a refresh: the request was sent with a token that had already been replaced. Otherwise this
+    /// starts the refresh, or joins the one already running, and returns its result.
+    ///
+    /// - Parameter rejected: The credential the rejected request was sent with.
+    /// - Returns: A newer credential than `rejected`.
+    /// - Throws: ``APIError/authenticationFailed(_:)`` when the refresh fails, failed before, or would
+    ///   exceed the limit; `CancellationError` when the calling task is cancelled (the refresh goes on).
+    public func refresh(rejected: Credential) async throws -> Credential {
+        try await credential(rejecting: rejected)
+    }
+
+    // MARK: Signing In and Out
+
+    /// Installs a credential, for example after a login, with a version higher than any before.
+    ///
+    /// A failed state and the refresh history are cleared. A running refresh is cancelled and its
+    /// result discarded; the callers waiting for it get this credential.
+    ///
+    /// - Parameter credential: The new credential; its version is replaced.
+    /// - Returns: The credential as installed, with its version.
+    @discardableResult
+    public func setCredential(_ credential: Credential) -> Credential {
+        let (installed, superseded) = state.setCredential(credential, now: currentDate())
+        superseded.task?.cancel()
+        for waiter in superseded.waiters { waiter.resume(returning: installed) }
+        return installed
+    }
+
+    /// Removes the credential, for example at logout.
+    ///
+    /// A failed state and the refresh history are cleared. A running refresh is cancelled and its
+    /// result discarded; the callers waiting for it fail with ``AuthenticationFailure/signedOut``.
+    /// The next call that needs a credential calls the refresh closure with `nil`.
+    public func clear() {
+        let superseded = state.clear()
+        superseded.task?.cancel()
+        for waiter in superseded.waiters { waiter.resume(throwing: APIError.authenticationFailed(.signedOut)) }
+    }
+
+    // MARK: Refreshing
+
+    private func credential(rejecting rejected: Credential?) async throws -> Credential {
+        try Task.checkCancellation()
+        switch state.answer(rejecting: rejected, now: currentDate()) {
+        case .credential(let credential): return credential
+        case .failure(let failure): throw APIError.authenticationFailed(failure)
+        case .wait: break
+        }
+        let waiterID = state.makeID()
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (waiter: RefreshState.Waiter) in
+                // Re-checked here, on the actor: a cancellation that raced ahead of registration must not
+                // leave this caller waiting, because its `leave` may already have run and found nothing.
+                guard !Task.isCancelled else {
+                    waiter.resume(throwing: CancellationError())
+                    return
+                }
+                register(waiter, id: waiterID, rejecting: rejected)
+            }
+        } onCancel: {
+            // Runs outside the actor, in whichever thread cancels; hop on to withdraw the waiter.
+            Task { await self.leave(waiterID) }
+        }
+    }
+
+    /// Registers a waiter; the state is asked again because it may have changed since the first look.
+    private func register(_ waiter: RefreshState.Waiter, id: UInt64, rejecting rejected: Credential?) {
+        switch state.register(waiter, id: id, rejecting: rejected, now: currentDate(), elapsed: elapsed()) {
+        case .joined:
+            break
+        case .resume(let waiter, let outcome):
+            waiter.resume(with: outcome)
+        case .start(let refreshID, let credential):
+            let task = Self.launch(refreshID, from: credential, on: self, operation: operation)
+            // The task cannot finish before this line: `finish` needs the actor, which we hold.
+            state.attach(task, to: refreshID)
+        }
+    }
+
+    /// Starts the refresh from a nonisolated context, so the closure never runs on this actor. The
+    /// task inherits the caller's priority and task-local values, but not its cancellation.
+    private static func launch(
+        _ refreshID: UInt64,
+        from credential: Credential?,
+        on refresher: TokenRefresher,
+        operation: @escaping @Sendable (Credential?) async throws -> Credential
+    ) -> Task<Void, Never> {
+        Task {
+            let result: Result<Credential, any Error>
+            do {
+                let active = activeRefreshes.union([ObjectIdentifier(refresher)])
+                result = .success(try await $activeRefreshes.withValue(active) { try await operation(credential) })
+            } catch {
+                result = .failure(error)
+            }
+            await refresher.finish(refreshID, with: result)
+        }
+    }
+
+    private func finish(_ refreshID: UInt64, with result: Result<Credential, any Error>) {
+        guard let (waiters, outcome) = state.finish(refreshID, with: result, now: currentDate()) else { return }
+        for waiter in waiters { waiter.resume(with: outcome) }
+    }
+
+    /// Withdraws a cancelled caller; the refresh goes on. A no-op if the caller was already resumed.
+    private func leave(_ waiterID: UInt64) {
+        state.removeWaiter(waiterID)?.resume(throwing: CancellationError())
+    }
+
+    /// Measures time elapsed on `clock`; generic so that its instants can be compared.
+    private static func stopwatch<C: Clock<Duration>>(on clock: C) -> @Sendable () -> Duration {
+        let start = clock.now
+        return { start.duration(to: clock.now) }
+    }
+}

@@ -1,0 +1,66 @@
+import Foundation
+
+extension APIClient {
+    /// How one call is authorized: which refresher provides its credentials, which identity they must
+    /// belong to, and whether the call has used the one refresh-and-resend a `401` earns it.
+    ///
+    /// Lives inside the call's flight (``transmit(_:timeout:authorization:)``), so joiners of a
+    /// coalesced flight never cause refreshes of their own.
+    struct Authorization: Sendable {
+        let refresher: TokenRefresher
+        /// The identity the call's flight is partitioned by. Every attempt must carry a credential of
+        /// this identity: a flight shared by one user's callers is never sent with another's token.
+        let identity: String
+        /// The credential the last attempt was sent with.
+        private var used: Credential?
+        /// The credential a refresh produced, for the resend.
+        private var replacement: Credential?
+        /// Whether the call already refreshed once; a second `401` is then final.
+        private var hasRefreshed = false
+
+        init(refresher: TokenRefresher, identity: String) {
+            self.refresher = refresher
+            self.identity = identity
+        }
+
+        /// Applies the credential for the next attempt to `request`, after the adapters ran.
+        mutating func authorize(
+            _ request: inout HTTPRequest, using apply: (inout HTTPRequest, Credential) -> Void
+        ) async throws {
+            let credential: Credential
+            if let replacement {
+                credential = replacement
+                self.replacement = nil
+            } else {
+                credential = try await refresher.validCredential()
+            }
+            guard credential.identity == identity else { throw APIError.authenticationFailed(.identityChanged) }
+            apply(&request, credential)
+            // Validation errors name the header, never its value, so a malformed token is not printed.
+            try request.headers.validate()
+            used = credential
+        }
+
+        /// Handles a `401`: obtains the credential for the one resend a call gets, or, when the call has
+        /// already refreshed, fails with ``APIError/unauthorized(_:)``. Never loops.
+        mutating func prepareResend(after response: HTTPResponse) async throws {
+            guard !hasRefreshed, let used else { throw APIError.unauthorized(response) }
+            hasRefreshed = true
+            replacement = try await refresher.refresh(rejected: used)
+        }
+    }
+
+    /// How `request` is authorized, or `nil` when it is sent without a credential: it does not require
+    /// authentication, the client has no authenticator, or the current task is the authenticator's own
+    /// refresh (its requests must not wait for the refresh they are part of: that would deadlock).
+    ///
+    /// Takes a valid credential first, refreshing if needed, because its identity partitions the
+    /// coalescing key: two users never share a flight.
+    func authorization<T>(for request: Request<T>) async throws -> Authorization? {
+        guard request.requiresAuthentication, let refresher = configuration.authenticator,
+            !refresher.isRefreshingInCurrentTask
+        else { return nil }
+        let credential = try await refresher.validCredential()
+        return Authorization(refresher: refresher, identity: credential.identity)
+    }
+}
