@@ -1,0 +1,89 @@
+/// The coalescer's state as a plain value: which flights are in the air and who waits on each.
+///
+/// Every method is a short critical section run under ``RequestCoalescer``'s lock. None resumes a continuation
+/// or cancels a task: each returns what must happen, and the caller does it after the lock is released.
+struct FlightTable<Key: Hashable & Sendable, Value: Sendable> {
+    typealias Waiter = CheckedContinuation<Value, any Error>
+
+    /// One in-flight operation and the callers suspended on it.
+    ///
+    /// Waiters are keyed by a unique id rather than kept in an array so that joining and leaving are O(1); a
+    /// cancelled caller only knows its id, and scanning for it would make a burst of n cancellations O(n²).
+    struct Flight {
+        let id: UInt64
+        var task: Task<Void, Never>?
+        var waiters: [UInt64: Waiter]
+    }
+
+    /// What ``register(_:id:for:isCancelled:)`` decided.
+    enum Registration {
+        /// The caller was already cancelled: resume it with `CancellationError`, start nothing.
+        case cancelled
+        /// The caller joined the flight with this id.
+        case joined(flightID: UInt64)
+        /// The caller leads a new flight with this id: start its task, then ``attach(_:to:flightID:)`` it.
+        case lead(flightID: UInt64)
+    }
+
+    private(set) var flights: [Key: Flight] = [:]
+    /// Source of both flight and waiter ids; one counter keeps every id unique, which `leave` relies on.
+    private var lastID: UInt64 = 0
+    /// Kept alongside `flights` so the waiter count is O(1) instead of a sum over every flight.
+    private(set) var waiting = 0
+    /// Number of times a flight reported its outcome, including stale reports from abandoned flights.
+    private(set) var reportedOutcomes = 0
+
+    mutating func nextID() -> UInt64 {
+        lastID &+= 1
+        return lastID
+    }
+
+    /// Adds a waiter to the flight for `key`, or opens a flight for it.
+    mutating func register(_ waiter: Waiter, id waiterID: UInt64, for key: Key, isCancelled: Bool) -> Registration {
+        // Checked under the lock: a cancellation that lands after this point finds the waiter registered, because
+        // the cancellation handler takes the same lock.
+        if isCancelled { return .cancelled }
+        waiting += 1
+        // Mutate through the optional chain so the dictionary is modified in place; copying the `Flight` out and
+        // writing it back would copy its waiter table and make every join O(n).
+        if let flightID = flights[key]?.id {
+            flights[key]?.waiters[waiterID] = waiter
+            return .joined(flightID: flightID)
+        }
+        let flightID = nextID()
+        flights[key] = Flight(id: flightID, task: nil, waiters: [waiterID: waiter])
+        return .lead(flightID: flightID)
+    }
+
+    /// Records the task of a flight that was just started. Returns `true` when the flight was abandoned before
+    /// its task could be attached, in which case the caller must cancel the task.
+    mutating func attach(_ task: Task<Void, Never>, to key: Key, flightID: UInt64) -> Bool {
+        guard flights[key]?.id == flightID else { return true }
+        flights[key]?.task = task
+        return false
+    }
+
+    /// Removes the flight if it is still the one that reported, and hands back its waiters to resume.
+    mutating func finish(_ key: Key, flightID: UInt64) -> [Waiter] {
+        reportedOutcomes += 1
+        // An abandoned flight was removed when its last waiter left, and the key may now belong to a newer flight:
+        // only the flight that is still in the table may remove the entry or resolve its waiters.
+        guard flights[key]?.id == flightID, let flight = flights.removeValue(forKey: key) else { return [] }
+        waiting -= flight.waiters.count
+        return Array(flight.waiters.values)
+    }
+
+    /// Withdraws a cancelled waiter. Returns the waiter to resume (nil if it was resumed already) and the task to
+    /// cancel when it was the last waiter and the policy says so.
+    mutating func leave(
+        _ key: Key, waiterID: UInt64, policy: AbandonmentPolicy
+    ) -> (waiter: Waiter?, abandoned: Task<Void, Never>?) {
+        // Waiter ids are unique across flights, so a miss means the waiter was already resumed (its flight ended)
+        // or never registered (it saw its cancellation first): nothing to do, never resume twice.
+        guard let waiter = flights[key]?.waiters.removeValue(forKey: waiterID) else { return (nil, nil) }
+        waiting -= 1
+        guard policy == .cancel, flights[key]?.waiters.isEmpty == true else { return (waiter, nil) }
+        // Remove before cancelling so a caller arriving next starts a fresh flight instead of joining a dying one.
+        return (waiter, flights.removeValue(forKey: key)?.task)
+    }
+}
