@@ -30,10 +30,7 @@ func clientBenchmarks() {
             configuration: .init(transport: SimulatedTransport(upstream: upstream), retryPolicy: .never))
         let request = Request<Data>.get("/items/1")
         benchmark.startMeasurement()
-        await withTaskGroup(of: Void.self) { group in
-            for _ in 0..<1_000 {
-                group.addTask { blackHole(try? await client.send(request).value) }
-            }
-        }
+        let tasks = (0..<1_000).map { _ in Task { try? await client.send(request).value } }
+        for task in tasks { blackHole(await task.value) }
     }
 }

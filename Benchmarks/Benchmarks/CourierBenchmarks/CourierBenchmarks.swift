@@ -13,4 +13,6 @@ let benchmarks: @Sendable () -> Void = {
 
     coalescerBenchmarks()
     clientBenchmarks()
+    cacheBenchmarks()
+    refreshBenchmarks()
 }

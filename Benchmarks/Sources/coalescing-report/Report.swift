@@ -29,7 +29,8 @@ struct Report {
         return [
             "\(result.callers)", result.strategy, calls, String(format: "%.2f", result.wall.milliseconds), added,
             String(format: "%.2f", result.latency.p50.milliseconds),
-            String(format: "%.2f", result.latency.p99.milliseconds), String(format: "%.1f", result.allocationsPerCaller),
+            String(format: "%.2f", result.latency.p99.milliseconds),
+            String(format: "%.1f", result.allocationsPerCaller),
         ]
     }
 
@@ -86,12 +87,15 @@ struct Report {
                 originY + panelHeight - log10(max(value, 1) * 2) / maximum * panelHeight
             }
             svg.append(
-                #"<text x="\#(originX)" y="20" font-weight="bold">\#(panel.0), log scale, by concurrent callers</text>"#)
+                #"<text x="\#(originX)" y="20" font-weight="bold">\#(panel.0), log scale, by concurrent callers</text>"#
+            )
             svg.append(
-                ##"<rect x="\##(originX)" y="\##(originY)" width="\##(panelWidth)" height="\##(panelHeight)" fill="none" stroke="#999"/>"##)
+                ##"<rect x="\##(originX)" y="\##(originY)" width="\##(panelWidth)" height="\##(panelHeight)" fill="none" stroke="#999"/>"##
+            )
             for callers in callerCounts {
                 svg.append(
-                    #"<text x="\#(x(callers))" y="\#(originY + panelHeight + 16)" text-anchor="middle">\#(callers)</text>"#)
+                    #"<text x="\#(x(callers))" y="\#(originY + panelHeight + 16)" text-anchor="middle">\#(callers)</text>"#
+                )
             }
             for tick in [1.0, 10, 100, 1_000, 10_000] where log10(tick * 2) <= maximum {
                 svg.append(

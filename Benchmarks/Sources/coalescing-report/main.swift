@@ -54,8 +54,9 @@ func makeStrategies(_ upstream: Upstream) -> [any FetchStrategy] {
 let key = options.upstream == nil ? "/items/1" : ""
 let strategyCount = makeStrategies(makeUpstream()).count
 let latencyText = options.upstream.map { "real server at \($0.absoluteString)" } ?? "\(options.latency) simulated"
-progress("coalescing-report: \(options.callerCounts.map(String.init).joined(separator: ", ")) callers, "
-    + "\(latencyText), \(options.repetitions) repetitions")
+progress(
+    "coalescing-report: \(options.callerCounts.map(String.init).joined(separator: ", ")) callers, "
+        + "\(latencyText), \(options.repetitions) repetitions")
 
 // Warm up every strategy once so first-use costs (lazy globals, thread pool growth) stay out of the numbers.
 for index in 0..<strategyCount {
@@ -74,9 +75,11 @@ for callers in options.callerCounts {
             let strategy = makeStrategies(upstream)[index]
             runs.append(await measure(strategy, callers: callers, key: key, upstreamCalls: upstream.calls))
             finishedRuns += 1
-            progress(String(format: "  [%3d%%] %6d callers  %-26@ %8.2f ms, %d upstream",
-                100 * finishedRuns / totalRuns, callers, strategy.name as NSString,
-                runs.last!.wall.milliseconds, runs.last!.upstreamCalls))
+            progress(
+                String(
+                    format: "  [%3d%%] %6d callers  %-26@ %8.2f ms, %d upstream",
+                    100 * finishedRuns / totalRuns, callers, strategy.name as NSString,
+                    runs.last!.wall.milliseconds, runs.last!.upstreamCalls))
         }
         results.append(Report.median(of: runs))
     }

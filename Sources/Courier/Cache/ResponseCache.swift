@@ -19,10 +19,14 @@ import Foundation
 /// key (§4.1). Storing `private` responses and responses to requests with `Authorization` is allowed: the cache is
 /// private to one client, and partitioned by identity, so one user's response is never served to another.
 ///
-/// - Important: Concurrency contract. The actor only looks up, links and counts: parsing the request's
-///   `Cache-Control`, normalizing the URL and parsing a response's headers happen in the caller's task before it
-///   hops onto the actor, and no actor method suspends, so every critical section is short and no invariant spans
-///   an `await`. Callers that race to store the same URL simply leave the last response stored.
+/// - Important: Concurrency contract. The cache's critical sections only look up, link and count: parsing the
+///   request's `Cache-Control`, normalizing the URL and parsing a response's headers happen in the caller's task,
+///   and no critical section suspends, so no invariant spans an `await`. Callers that race to store the same URL
+///   simply leave the last response stored.
+///
+/// The storage sits behind a lock rather than on the actor's executor, and the lookup and store methods are
+/// `nonisolated`: a fresh hit then costs no executor hop at all. Hopping onto the actor and back to the
+/// caller's executor measured 5–10 µs per hit on a 2-core Linux machine, several times the lookup itself.
 public actor ResponseCache {
     /// Counters since the cache was made; see ``statistics``.
     public struct Statistics: Sendable, Hashable {
@@ -49,8 +53,13 @@ public actor ResponseCache {
     /// The largest single entry that is stored; larger responses pass through uncached.
     public nonisolated let maxEntryBytes: Int
 
-    private var storage: CacheStorage
-    private var counters = Statistics()
+    /// The entries and the counters, changed together under one lock.
+    private struct State {
+        var storage: CacheStorage
+        var counters = Statistics()
+    }
+
+    private nonisolated let state: Locked<State>
 
     /// Creates an empty cache.
     ///
@@ -62,18 +71,19 @@ public actor ResponseCache {
         self.maxEntries = max(0, maxEntries)
         self.maxBytes = max(0, maxBytes)
         self.maxEntryBytes = min(max(0, maxEntryBytes), self.maxBytes)
-        storage = CacheStorage(
-            limits: .init(maxEntries: self.maxEntries, maxBytes: self.maxBytes, maxEntryBytes: self.maxEntryBytes))
+        let limits = CacheStorage.Limits(
+            maxEntries: self.maxEntries, maxBytes: self.maxBytes, maxEntryBytes: self.maxEntryBytes)
+        state = Locked(State(storage: CacheStorage(limits: limits)))
     }
 
     // MARK: Inspecting
 
     /// The number of stored responses (every variant and partition counts).
-    public var count: Int { storage.count }
+    public var count: Int { state.withLock { $0.storage.count } }
     /// The bytes stored: the sum of every entry's ``CachedResponse/byteCount``.
-    public var totalBytes: Int { storage.totalBytes }
+    public var totalBytes: Int { state.withLock { $0.storage.totalBytes } }
     /// Hits, misses, stores, evictions, revalidations and invalidations so far.
-    public var statistics: Statistics { counters }
+    public var statistics: Statistics { state.withLock { $0.counters } }
 
     /// The stored response `request` selects in `partition`, whatever its freshness; marks it recently used.
     ///
@@ -83,7 +93,7 @@ public actor ResponseCache {
     /// - Returns: The stored response, or `nil`.
     public nonisolated func cachedResponse(for request: HTTPRequest, partition: String?) async -> CachedResponse? {
         let url = RequestKey.normalize(request.url)
-        return await entry(url: url, partition: CachePartition(identity: partition, request: request), request)
+        return entry(url: url, partition: CachePartition(identity: partition, request: request), request)
     }
 
     // MARK: Looking Up
@@ -105,7 +115,7 @@ public actor ResponseCache {
         let url = RequestKey.normalize(request.url)
         let directives = Freshness.requestDirectives(request.headers)
         let partition = CachePartition(identity: partition, request: request)
-        return await decide(url: url, partition: partition, request, directives, policy, now)
+        return decide(url: url, partition: partition, request, directives, policy, now)
     }
 
     // MARK: Storing
@@ -132,7 +142,7 @@ public actor ResponseCache {
             response: response, request: request, requestTime: requestTime, responseTime: responseTime)
         let isStorable = Freshness.isStorable(entry, requestDirectives: Freshness.requestDirectives(request.headers))
         let url = RequestKey.normalize(request.url)
-        return await put(
+        return put(
             isStorable ? entry : nil, url: url, CachePartition(identity: partition, request: request), request)
     }
 
@@ -155,13 +165,13 @@ public actor ResponseCache {
         let url = RequestKey.normalize(request.url)
         let key = CachePartition(identity: partition, request: request)
         if let tag = notModified.headers["ETag"], let stored = entry.etag, !Self.weakMatch(tag, stored) {
-            await put(nil, url: url, key, request)
+            put(nil, url: url, key, request)
             return nil
         }
         let updated = entry.updated(
             with: notModified, request: request, requestTime: requestTime, responseTime: responseTime)
         let isStorable = Freshness.isStorable(updated, requestDirectives: Freshness.requestDirectives(request.headers))
-        await put(isStorable ? updated : nil, url: url, key, request, revalidation: true)
+        put(isStorable ? updated : nil, url: url, key, request, revalidation: true)
         return updated
     }
 
@@ -186,70 +196,77 @@ public actor ResponseCache {
             else { continue }
             urls.append(RequestKey.normalize(target))
         }
-        return await removeAll(urls: urls)
+        return removeAll(urls: urls)
     }
 
     /// Removes every stored response for `url`, in every partition and variant.
     ///
     /// - Parameter url: The URL, normalized like a ``RequestKey``'s.
     public nonisolated func remove(url: URL) async {
-        await removeAll(urls: [RequestKey.normalize(url)])
+        removeAll(urls: [RequestKey.normalize(url)])
     }
 
     /// Removes every stored response. Statistics are kept.
     public func removeAll() {
-        storage.removeAll()
+        state.withLock { $0.storage.removeAll() }
     }
 
     // MARK: Critical Sections
 
-    private func entry(url: String, partition: CachePartition, _ request: HTTPRequest) -> CachedResponse? {
-        storage.entry(url: url, partition: partition, matching: request.headers)
+    private nonisolated func entry(url: String, partition: CachePartition, _ request: HTTPRequest) -> CachedResponse? {
+        state.withLock { $0.storage.entry(url: url, partition: partition, matching: request.headers) }
     }
 
-    private func decide(
+    private nonisolated func decide(
         url: String, partition: CachePartition, _ request: HTTPRequest, _ directives: CacheControl,
         _ policy: CachePolicy, _ now: Date
     ) -> CacheLookup {
-        let stored = storage.entry(url: url, partition: partition, matching: request.headers)
+        let stored = entry(url: url, partition: partition, request)
+        // The decision is pure arithmetic on the stored entry, so it runs outside the lock.
         let decision = CacheLookup.decide(
             entry: stored, request: request, directives: directives, policy: policy, now: now)
-        switch decision {
-        case .hit, .staleWhileRevalidate: counters.hits += 1
-        case .validate, .miss, .unsatisfiable: counters.misses += 1
+        state.withLock { state in
+            switch decision {
+            case .hit, .staleWhileRevalidate: state.counters.hits += 1
+            case .validate, .miss, .unsatisfiable: state.counters.misses += 1
+            }
         }
         return decision
     }
 
     @discardableResult
-    private func put(
+    private nonisolated func put(
         _ entry: CachedResponse?, url: String, _ partition: CachePartition, _ request: HTTPRequest,
         revalidation: Bool = false
     ) -> Bool {
-        if revalidation { counters.revalidations += 1 }
-        guard let entry else {
-            storage.removeVariants(url: url, partition: partition, matching: request.headers)
-            return false
+        state.withLock { state in
+            if revalidation { state.counters.revalidations += 1 }
+            guard let entry else {
+                state.storage.removeVariants(url: url, partition: partition, matching: request.headers)
+                return false
+            }
+            let insertion = state.storage.insert(entry, url: url, partition: partition, replacing: request.headers)
+            state.counters.evictions += insertion.evicted
+            if insertion.stored { state.counters.stores += 1 }
+            return insertion.stored
         }
-        let insertion = storage.insert(entry, url: url, partition: partition, replacing: request.headers)
-        counters.evictions += insertion.evicted
-        if insertion.stored { counters.stores += 1 }
-        return insertion.stored
     }
 
     @discardableResult
-    private func removeAll(urls: [String]) -> Int {
-        let removed = urls.reduce(0) { $0 + storage.removeAll(url: $1) }
-        counters.invalidations += removed
-        return removed
+    private nonisolated func removeAll(urls: [String]) -> Int {
+        state.withLock { state in
+            let removed = urls.reduce(0) { $0 + state.storage.removeAll(url: $1) }
+            state.counters.invalidations += removed
+            return removed
+        }
     }
 
     // MARK: Tests
 
     /// The stored URLs from least to most recently used.
-    var urlsFromOldest: [String] { storage.entriesFromOldest.map(\.url) }
+    var urlsFromOldest: [String] { state.withLock { $0.storage.entriesFromOldest.map(\.url) } }
     /// Whether the storage's list, index and counters agree.
-    var isConsistent: Bool { storage.isConsistent }
+    var isConsistent: Bool { state.withLock { $0.storage.isConsistent } }
 
     // MARK: Helpers
 

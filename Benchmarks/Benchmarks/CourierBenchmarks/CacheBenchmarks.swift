@@ -1,0 +1,73 @@
+import Benchmark
+import BenchmarkSupport
+import Courier
+import Foundation
+
+private let origin = URL(string: "https://api.example.com")!
+private let body = Data(#"{"id":1,"name":"Ada Lovelace"}"#.utf8)
+
+/// A client whose transport answers every GET with a cacheable response.
+private func cachingClient(cache: ResponseCache, headers: HTTPHeaders = ["Cache-Control": "max-age=3600"]) -> APIClient
+{
+    let upstream = SimulatedUpstream(latency: .zero, body: body)
+    struct Cacheable: HTTPTransport {
+        let upstream: SimulatedUpstream
+        let headers: HTTPHeaders
+        func send(_ request: HTTPRequest) async throws -> HTTPResponse {
+            if request.headers["If-None-Match"] != nil { return HTTPResponse(statusCode: 304, headers: headers) }
+            return HTTPResponse(statusCode: 200, headers: headers, body: try await upstream.fetch(request.url.path))
+        }
+    }
+    return APIClient(
+        baseURL: origin,
+        configuration: .init(
+            transport: Cacheable(upstream: upstream, headers: headers), cache: cache, retryPolicy: .never))
+}
+
+func cacheBenchmarks() {
+    Benchmark("ResponseCache: fresh hit through APIClient", configuration: .init(scalingFactor: .kilo)) { benchmark in
+        let client = cachingClient(cache: ResponseCache())
+        let request = Request<Data>.get("/items/1")
+        _ = try await client.send(request)
+        benchmark.startMeasurement()
+        for _ in benchmark.scaledIterations {
+            blackHole(try await client.send(request).value)
+        }
+    }
+
+    Benchmark("ResponseCache: miss + store through APIClient", configuration: .init(scalingFactor: .kilo)) {
+        benchmark in
+        let client = cachingClient(cache: ResponseCache(maxEntries: 100_000))
+        let requests = (0..<benchmark.scaledIterations.count).map { Request<Data>.get("/items/\($0)") }
+        benchmark.startMeasurement()
+        for request in requests {
+            blackHole(try await client.send(request).value)
+        }
+    }
+
+    Benchmark("ResponseCache: 304 merge through APIClient", configuration: .init(scalingFactor: .kilo)) { benchmark in
+        // max-age=0 with an ETag: every call is a conditional request answered by 304 and merged.
+        let client = cachingClient(cache: ResponseCache(), headers: ["Cache-Control": "max-age=0", "ETag": #""v1""#])
+        let request = Request<Data>.get("/items/1")
+        _ = try await client.send(request)
+        benchmark.startMeasurement()
+        for _ in benchmark.scaledIterations {
+            blackHole(try await client.send(request).value)
+        }
+    }
+
+    Benchmark("ResponseCache: store under eviction pressure (100 entries)", configuration: .init(scalingFactor: .kilo))
+    {
+        benchmark in
+        let cache = ResponseCache(maxEntries: 100)
+        let now = Date()
+        let response = HTTPResponse(statusCode: 200, headers: ["Cache-Control": "max-age=60"], body: body)
+        let requests = (0..<benchmark.scaledIterations.count).map {
+            HTTPRequest(url: origin.appendingPathComponent("items/\($0)"))
+        }
+        benchmark.startMeasurement()
+        for request in requests {
+            blackHole(await cache.store(response, for: request, partition: nil, requestTime: now, responseTime: now))
+        }
+    }
+}
