@@ -13,14 +13,16 @@ extension APIClient {
         let identity: String
         /// The credential the last attempt was sent with.
         private var used: Credential?
-        /// The credential a refresh produced, for the resend.
+        /// The credential for the next attempt when it is already known: the one taken when the call
+        /// started (so the first attempt does not ask the refresher twice), or the one a refresh produced.
         private var replacement: Credential?
         /// Whether the call already refreshed once; a second `401` is then final.
         private var hasRefreshed = false
 
-        init(refresher: TokenRefresher, identity: String) {
+        init(refresher: TokenRefresher, credential: Credential) {
             self.refresher = refresher
-            self.identity = identity
+            self.identity = credential.identity
+            self.replacement = credential
         }
 
         /// Applies the credential for the next attempt to `request`, after the adapters ran.
@@ -61,6 +63,6 @@ extension APIClient {
             !refresher.isRefreshingInCurrentTask
         else { return nil }
         let credential = try await refresher.validCredential()
-        return Authorization(refresher: refresher, identity: credential.identity)
+        return Authorization(refresher: refresher, credential: credential)
     }
 }
