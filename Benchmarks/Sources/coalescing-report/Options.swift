@@ -7,15 +7,20 @@ struct Options {
     var repetitions = 3
     var upstream: URL?
     var outputDirectory: String?
+    /// With `--upstream`: also compare throughput over distinct keys, raw URLSession against APIClient.
+    var throughputRequests = 0
+    var throughputConcurrency = 32
 
     static let usage = """
         usage: coalescing-report [--callers 1,10,100,1000,10000] [--latency-ms 20] [--repetitions 3]
-                                 [--upstream URL] [--output DIR]
+                                 [--upstream URL [--throughput N] [--concurrency 32]] [--output DIR]
 
           --callers      concurrent callers of one key, per level
           --latency-ms   simulated upstream latency (ignored with --upstream)
           --repetitions  runs per level and strategy; the median run by wall time is reported
           --upstream     send real requests to this URL through URLSessionTransport (e.g. nginx on loopback)
+          --throughput   with --upstream: N requests over distinct keys (?key=i), raw URLSession vs APIClient
+          --concurrency  requests in flight at once for --throughput (default 32)
           --output       where the Markdown table and SVG chart go (default: the repository's Docs/)
         """
 
@@ -48,6 +53,12 @@ struct Options {
                     throw OptionError("--upstream takes an http(s) URL, got \(text)")
                 }
                 options.upstream = url
+            case "--throughput":
+                guard let count = Int(try value()), count > 0 else { throw OptionError("--throughput takes n > 0") }
+                options.throughputRequests = count
+            case "--concurrency":
+                guard let count = Int(try value()), count > 0 else { throw OptionError("--concurrency takes n > 0") }
+                options.throughputConcurrency = count
             case "--output":
                 options.outputDirectory = try value()
             case "--help", "-h":

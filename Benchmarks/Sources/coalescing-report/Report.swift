@@ -4,6 +4,7 @@ import Foundation
 /// Formats the measurements: a terminal table, a Markdown table and an SVG chart.
 struct Report {
     let results: [Measurement]
+    let throughput: [Throughput.Result]
     /// The simulated latency, or `nil` against a real server.
     let latency: Duration?
     let source: String
@@ -54,6 +55,17 @@ struct Report {
             "|" + Self.header.map { _ in "---:" }.joined(separator: "|") + "|",
         ]
         lines += results.map { "| " + row($0).joined(separator: " | ") + " |" }
+        if !throughput.isEmpty {
+            lines += [
+                "", "## Distinct keys", "",
+                "Each side sent the same requests over distinct keys; two rounds in alternating order.", "",
+                "| client | requests | failures | wall (ms) | requests/s |", "|---|---:|---:|---:|---:|",
+            ]
+            lines += throughput.map { result in
+                "| \(result.name) | \(result.requests) | \(result.failures) | "
+                    + String(format: "%.1f | %.0f |", result.wall.milliseconds, result.perSecond)
+            }
+        }
         lines += ["", "![Wall time by callers](coalescing-report.svg)", ""]
         return lines.joined(separator: "\n")
     }

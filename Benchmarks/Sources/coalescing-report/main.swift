@@ -85,7 +85,22 @@ for callers in options.callerCounts {
     }
 }
 
-let report = Report(results: results, latency: options.upstream == nil ? options.latency : nil, source: latencyText)
+var throughput: [Throughput.Result] = []
+if let upstream = options.upstream, options.throughputRequests > 0 {
+    progress("throughput: \(options.throughputRequests) distinct keys, \(options.throughputConcurrency) in flight")
+    throughput = await Throughput.run(
+        upstream: upstream, requests: options.throughputRequests, concurrency: options.throughputConcurrency)
+    for result in throughput {
+        progress(
+            String(
+                format: "  %-18@ %8.0f req/s  (%d failed)", result.name as NSString, result.perSecond,
+                result.failures))
+    }
+}
+
+let report = Report(
+    results: results, throughput: throughput, latency: options.upstream == nil ? options.latency : nil,
+    source: latencyText)
 print(report.terminalTable())
 let directory = options.resolvedOutputDirectory()
 do {

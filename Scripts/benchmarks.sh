@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Allocation thresholds of the package-benchmark suites in Benchmarks/.
+#
+#   bash Scripts/benchmarks.sh check    run every suite and fail if an allocation count regressed (CI runs this)
+#   bash Scripts/benchmarks.sh update   run every suite and rewrite Benchmarks/Thresholds/ (allocations only)
+#
+# Only allocation counts are committed and checked: they are repeatable on any machine, while times depend on
+# the machine and its load, so times are reported (Docs/Benchmarks.md), never asserted.
+set -euo pipefail
+cd "$(dirname "$0")/../Benchmarks"
+mode=${1:-check}
+benchmark() { swift package --disable-sandbox --allow-writing-to-package-directory benchmark "$@" --no-progress; }
+
+case "$mode" in
+update)
+    benchmark thresholds update
+    # Keep only the allocation metric in each committed file.
+    python3 - <<'PY'
+import json, pathlib
+for path in pathlib.Path("Thresholds").glob("*.json"):
+    data = json.loads(path.read_text())
+    path.write_text(json.dumps({"mallocCountTotal": data["mallocCountTotal"]}, indent=2, sort_keys=True) + "\n")
+    print(f"{path.name}: mallocCountTotal {data['mallocCountTotal']}")
+PY
+    ;;
+check)
+    status=0
+    benchmark thresholds check || status=$?
+    case "$status" in
+    0) echo "allocation thresholds: all within tolerance" ;;
+    4) echo "allocation thresholds: improvements only (run 'bash Scripts/benchmarks.sh update' to lock them in)" ;;
+    *) echo "allocation thresholds: regression (exit $status)" >&2; exit 1 ;;
+    esac
+    ;;
+*)
+    echo "usage: $0 [check|update]" >&2
+    exit 2
+    ;;
+esac
