@@ -40,6 +40,9 @@ public struct AnyRequestAdapter: RequestAdapter {
     }
 
     /// Runs the closure on a copy of `request` and returns it.
+    ///
+    /// - Parameter request: The request as built, or as the previous adapter returned it.
+    /// - Returns: The request as the closure left it.
     public func adapt(_ request: HTTPRequest) async throws -> HTTPRequest {
         var request = request
         try await body(&request)

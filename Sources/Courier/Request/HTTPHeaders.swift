@@ -24,6 +24,10 @@ public struct HTTPHeaders: Sendable, Hashable, ExpressibleByDictionaryLiteral {
         let canonicalName: String
 
         /// Creates a field.
+        ///
+        /// - Parameters:
+        ///   - name: The field name; compared ignoring case.
+        ///   - value: The field value.
         public init(name: String, value: String) {
             self.name = name
             self.value = value
@@ -51,6 +55,8 @@ public struct HTTPHeaders: Sendable, Hashable, ExpressibleByDictionaryLiteral {
     }
 
     /// Creates a header list from name-value pairs, in order; repeated names are kept.
+    ///
+    /// - Parameter pairs: The fields as `(name, value)` pairs.
     public init(_ pairs: [(String, String)]) {
         fields = pairs.map { Field(name: $0.0, value: $0.1) }
     }
@@ -64,6 +70,8 @@ public struct HTTPHeaders: Sendable, Hashable, ExpressibleByDictionaryLiteral {
 
     /// The value for `name`, ignoring case. Several fields with that name are combined with `", "`
     /// (RFC 9110 §5.3). Setting a value replaces every field with that name; setting `nil` removes them.
+    ///
+    /// - Parameter name: The field name, in any case.
     public subscript(name: String) -> String? {
         get {
             let values = self.values(for: name)
@@ -83,6 +91,9 @@ public struct HTTPHeaders: Sendable, Hashable, ExpressibleByDictionaryLiteral {
     }
 
     /// Every value given for `name`, in order, ignoring case.
+    ///
+    /// - Parameter name: The field name, in any case.
+    /// - Returns: The values of every field with that name; empty when there is none.
     public func values(for name: String) -> [String] {
         let key = name.lowercased()
         return fields.compactMap { $0.canonicalName == key ? $0.value : nil }
@@ -99,6 +110,8 @@ public struct HTTPHeaders: Sendable, Hashable, ExpressibleByDictionaryLiteral {
     }
 
     /// Whether at least one field has this name, ignoring case.
+    ///
+    /// - Parameter name: The field name, in any case.
     public func contains(_ name: String) -> Bool {
         let key = name.lowercased()
         return fields.contains { $0.canonicalName == key }
@@ -113,11 +126,19 @@ public struct HTTPHeaders: Sendable, Hashable, ExpressibleByDictionaryLiteral {
     // MARK: Changing
 
     /// Appends a field, keeping any fields that already have this name.
+    ///
+    /// - Parameters:
+    ///   - name: The field name.
+    ///   - value: The field value.
     public mutating func add(name: String, value: String) {
         fields.append(Field(name: name, value: value))
     }
 
     /// Replaces the first field named `name` and removes the others, or appends one if there is none.
+    ///
+    /// - Parameters:
+    ///   - name: The field name, in any case; the new field is written as given here.
+    ///   - value: The field value.
     public mutating func replaceOrAdd(name: String, value: String) {
         let key = name.lowercased()
         guard let first = fields.firstIndex(where: { $0.canonicalName == key }) else {
@@ -136,6 +157,8 @@ public struct HTTPHeaders: Sendable, Hashable, ExpressibleByDictionaryLiteral {
     }
 
     /// Removes every field named `name`, ignoring case.
+    ///
+    /// - Parameter name: The field name, in any case.
     public mutating func remove(name: String) {
         let key = name.lowercased()
         fields.removeAll { $0.canonicalName == key }

@@ -11,6 +11,8 @@ public struct HTTPMethod: RawRepresentable, Hashable, Sendable, ExpressibleByStr
     public let rawValue: String
 
     /// Creates a method from its token, for example `"PROPFIND"`.
+    ///
+    /// - Parameter rawValue: The method token, case-sensitive.
     public init(rawValue: String) {
         self.rawValue = rawValue
     }

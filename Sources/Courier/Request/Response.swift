@@ -38,6 +38,16 @@ public struct Response<Value> {
     public let attempts: Int
 
     /// Creates a response. Useful in tests of code that consumes responses.
+    ///
+    /// - Parameters:
+    ///   - value: The decoded value.
+    ///   - data: The raw response body.
+    ///   - statusCode: The status code of the response.
+    ///   - headers: The response header fields.
+    ///   - url: The URL the request was sent to.
+    ///   - source: Where the response came from.
+    ///   - joined: Whether the caller shared another caller's request.
+    ///   - attempts: How many times the request was sent; `0` for an answer from the cache.
     public init(
         value: Value, data: Data, statusCode: Int, headers: HTTPHeaders, url: URL,
         source: ResponseSource = .network, joined: Bool = false, attempts: Int = 1
@@ -53,6 +63,9 @@ public struct Response<Value> {
     }
 
     /// Returns a response with the same metadata and a transformed value.
+    ///
+    /// - Parameter transform: Makes the new value from ``value``.
+    /// - Returns: A response whose ``value`` is `transform(value)`.
     public func map<NewValue>(_ transform: (Value) throws -> NewValue) rethrows -> Response<NewValue> {
         Response<NewValue>(
             value: try transform(value), data: data, statusCode: statusCode, headers: headers, url: url,

@@ -130,6 +130,10 @@ public struct RetryPolicy: Sendable {
     }
 
     /// The delay before the retry that follows attempt number `attempt` (1-based), jitter applied.
+    ///
+    /// - Parameter attempt: The number of the attempt that just failed, starting at 1.
+    /// - Returns: ``baseDelay`` doubled for every attempt after the first, at most ``maximumDelay``, spread as
+    ///   ``jitter`` says.
     public func backoff(afterAttempt attempt: Int) -> Duration {
         let exponent = min(max(attempt - 1, 0), 62)
         let ceiling = min(baseDelay * Double(sign: .plus, exponent: exponent, significand: 1), maximumDelay)
@@ -180,7 +184,13 @@ public struct RetryContext: Sendable {
     /// The current date, from the client's date source: used to read an HTTP-date `Retry-After`.
     public let now: Date
 
-    /// Creates a context.
+    /// Creates a context, for example to test a policy.
+    ///
+    /// - Parameters:
+    ///   - request: The request as it was sent.
+    ///   - attempt: The number of the attempt that just ended, starting at 1.
+    ///   - outcome: How it ended.
+    ///   - now: The current date.
     public init(request: HTTPRequest, attempt: Int, outcome: Outcome, now: Date) {
         self.request = request
         self.attempt = attempt
