@@ -67,32 +67,69 @@ public struct RequestKey: Hashable, Sendable, CustomStringConvertible {
     /// Foundation's string search, and returns the text untouched in the common case where it is already
     /// normal: both showed up as the main cost of joining a flight.
     static func normalize(_ url: URL) -> String {
-        let text = url.absoluteString
-        let bytes = text.utf8
-        guard let colon = bytes.firstIndex(of: UInt8(ascii: ":")),
-            bytes[colon...].starts(with: "://".utf8)
-        else { return text }
-        let authorityStart = bytes.index(colon, offsetBy: 3)
-        let authorityEnd =
-            bytes[authorityStart...].firstIndex {
-                $0 == UInt8(ascii: "/") || $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#")
+        var text = url.absoluteString
+        guard let plan = text.withUTF8({ NormalizationPlan($0) }), plan.changesText else { return text }
+        return text.withUTF8 { plan.apply(to: $0) }
+    }
+}
+
+/// Where a URL's text departs from its normal form, found in one pass over its bytes.
+private struct NormalizationPlan {
+    let schemeEnd: Int
+    let authorityStart: Int
+    let authorityEnd: Int
+    let defaultPortLength: Int
+    let fragmentStart: Int?
+    let hasUppercase: Bool
+
+    var changesText: Bool { hasUppercase || defaultPortLength > 0 || fragmentStart != nil }
+
+    /// `nil` when the text has no `scheme://`: such a URL is left as it is.
+    init?(_ bytes: UnsafeBufferPointer<UInt8>) {
+        guard let colon = bytes.firstIndex(of: UInt8(ascii: ":")), colon + 2 < bytes.count,
+            bytes[colon + 1] == UInt8(ascii: "/"), bytes[colon + 2] == UInt8(ascii: "/")
+        else { return nil }
+        schemeEnd = colon
+        authorityStart = colon + 3
+        var index = authorityStart
+        while index < bytes.count, bytes[index] != UInt8(ascii: "/"), bytes[index] != UInt8(ascii: "?"),
+            bytes[index] != UInt8(ascii: "#")
+        {
+            index += 1
+        }
+        authorityEnd = index
+        var fragment: Int?
+        while index < bytes.count {
+            if bytes[index] == UInt8(ascii: "#") {
+                fragment = index
+                break
             }
-            ?? bytes.endIndex
-        let scheme = bytes[..<colon]
+            index += 1
+        }
+        fragmentStart = fragment
+        hasUppercase = bytes[0..<authorityEnd].contains { $0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z") }
+        func schemeIs(_ name: StaticString) -> Bool {
+            colon == name.utf8CodeUnitCount
+                && (0..<colon).allSatisfy { bytes[$0] | 0x20 == name.utf8Start[$0] }
+        }
         let authority = bytes[authorityStart..<authorityEnd]
-        let hasUppercase = scheme.contains(where: isUppercase) || authority.contains(where: isUppercase)
-        let lowerScheme = hasUppercase ? String(decoding: scheme, as: UTF8.self).lowercased() : String(text[..<colon])
-        let defaultPort = lowerScheme == "http" ? ":80" : lowerScheme == "https" ? ":443" : nil
-        let hasDefaultPort = defaultPort.map { authority.reversed().starts(with: $0.utf8.reversed()) } ?? false
-        let fragment = bytes[authorityEnd...].firstIndex(of: UInt8(ascii: "#"))
-        guard hasUppercase || hasDefaultPort || fragment != nil else { return text }
-        var host = String(decoding: authority, as: UTF8.self).lowercased()
-        if hasDefaultPort, let defaultPort { host.removeLast(defaultPort.count) }
-        let rest = String(decoding: bytes[authorityEnd..<(fragment ?? bytes.endIndex)], as: UTF8.self)
-        return lowerScheme + "://" + host + rest
+        if schemeIs("http"), authority.reversed().starts(with: ":80".utf8.reversed()) {
+            defaultPortLength = 3
+        } else if schemeIs("https"), authority.reversed().starts(with: ":443".utf8.reversed()) {
+            defaultPortLength = 4
+        } else {
+            defaultPortLength = 0
+        }
     }
 
-    private static func isUppercase(_ byte: UInt8) -> Bool {
-        byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z")
+    /// Lower-cases scheme and authority, drops the default port and the fragment.
+    func apply(to bytes: UnsafeBufferPointer<UInt8>) -> String {
+        var output = [UInt8]()
+        output.reserveCapacity(bytes.count)
+        for byte in bytes[0..<(authorityEnd - defaultPortLength)] {
+            output.append(byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") ? byte | 0x20 : byte)
+        }
+        output.append(contentsOf: bytes[authorityEnd..<(fragmentStart ?? bytes.count)])
+        return String(decoding: output, as: UTF8.self)
     }
 }

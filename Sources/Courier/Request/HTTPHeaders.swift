@@ -34,6 +34,17 @@ public struct HTTPHeaders: Sendable, Hashable, ExpressibleByDictionaryLiteral {
             self.canonicalName = name.lowercased()
         }
 
+        /// Whether this field is named `name`, ignoring ASCII case, without allocating: header lookups run
+        /// on every request, and lower-casing the name each time showed up in profiles.
+        func hasName(_ name: String) -> Bool {
+            var expected = canonicalName.utf8.makeIterator()
+            for byte in name.utf8 {
+                let folded = byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") ? byte | 0x20 : byte
+                guard expected.next() == folded else { return false }
+            }
+            return expected.next() == nil
+        }
+
         /// Two fields are equal when their names match ignoring case and their values match exactly.
         public static func == (lhs: Field, rhs: Field) -> Bool {
             lhs.canonicalName == rhs.canonicalName && lhs.value == rhs.value
@@ -95,15 +106,14 @@ public struct HTTPHeaders: Sendable, Hashable, ExpressibleByDictionaryLiteral {
     /// - Parameter name: The field name, in any case.
     /// - Returns: The values of every field with that name; empty when there is none.
     public func values(for name: String) -> [String] {
-        let key = name.lowercased()
-        return fields.compactMap { $0.canonicalName == key ? $0.value : nil }
+        fields.compactMap { $0.hasName(name) ? $0.value : nil }
     }
 
     /// The combined value for a name that is already lower-cased: the per-request path uses this to skip
     /// lower-casing constant names on every lookup.
     func value(canonicalName: String) -> String? {
         var result: String?
-        for field in fields where field.canonicalName == canonicalName {
+        for field in fields where field.hasName(canonicalName) {
             result = result.map { $0 + ", " + field.value } ?? field.value
         }
         return result
@@ -113,8 +123,7 @@ public struct HTTPHeaders: Sendable, Hashable, ExpressibleByDictionaryLiteral {
     ///
     /// - Parameter name: The field name, in any case.
     public func contains(_ name: String) -> Bool {
-        let key = name.lowercased()
-        return fields.contains { $0.canonicalName == key }
+        fields.contains { $0.hasName(name) }
     }
 
     /// The number of fields.
@@ -140,15 +149,14 @@ public struct HTTPHeaders: Sendable, Hashable, ExpressibleByDictionaryLiteral {
     ///   - name: The field name, in any case; the new field is written as given here.
     ///   - value: The field value.
     public mutating func replaceOrAdd(name: String, value: String) {
-        let key = name.lowercased()
-        guard let first = fields.firstIndex(where: { $0.canonicalName == key }) else {
+        guard let first = fields.firstIndex(where: { $0.hasName(name) }) else {
             fields.append(Field(name: name, value: value))
             return
         }
         fields[first] = Field(name: name, value: value)
         var index = fields.index(after: first)
         while index < fields.endIndex {
-            if fields[index].canonicalName == key {
+            if fields[index].hasName(name) {
                 fields.remove(at: index)
             } else {
                 index += 1
@@ -160,8 +168,7 @@ public struct HTTPHeaders: Sendable, Hashable, ExpressibleByDictionaryLiteral {
     ///
     /// - Parameter name: The field name, in any case.
     public mutating func remove(name: String) {
-        let key = name.lowercased()
-        fields.removeAll { $0.canonicalName == key }
+        fields.removeAll { $0.hasName(name) }
     }
 
     /// Adds every field of `other` that this list does not already have a value for.
