@@ -15,4 +15,5 @@ let benchmarks: @Sendable () -> Void = {
     clientBenchmarks()
     cacheBenchmarks()
     refreshBenchmarks()
+    eventBenchmarks()
 }

@@ -30,7 +30,9 @@ import Foundation
 ///
 /// ``APIClient`` uses it on every request that ``Request/requiresAuthentication``: it takes
 /// ``validCredential()`` before each attempt and, on a `401`, calls ``refresh(rejected:)`` and resends
-/// once. The refresher can also be used on its own, with any transport.
+/// once. A refresh started for a client's call shows in that client's ``APIClient/events``
+/// (`tokenRefreshStarted`, then `tokenRefreshSucceeded` or `tokenRefreshFailed`), never with the token.
+/// The refresher can also be used on its own, with any transport.
 ///
 /// - Important: Concurrency contract.
 ///   - At most one refresh runs at a time. Every caller that needs a new credential while it runs
@@ -211,7 +213,10 @@ public actor TokenRefresher {
         on refresher: TokenRefresher,
         operation: @escaping @Sendable (Credential?) async throws -> Credential
     ) -> Task<Void, Never> {
-        Task {
+        // Read in the calling task: the call that needs the refresh, if a client's call does, reports it.
+        let scope = EventScope.current
+        return Task {
+            scope?.refreshStarted()
             let result: Result<Credential, any Error>
             do {
                 let active = activeRefreshes.union([ObjectIdentifier(refresher)])
@@ -219,6 +224,7 @@ public actor TokenRefresher {
             } catch {
                 result = .failure(error)
             }
+            scope?.refreshEnded(result)
             await refresher.finish(refreshID, with: result)
         }
     }

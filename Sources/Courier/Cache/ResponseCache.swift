@@ -135,15 +135,26 @@ public actor ResponseCache {
     public nonisolated func store(
         _ response: HTTPResponse, for request: HTTPRequest, partition: String?, requestTime: Date, responseTime: Date
     ) async -> Bool {
+        await storeCountingEvictions(
+            response, for: request, partition: partition, requestTime: requestTime, responseTime: responseTime
+        ).storedBytes != nil
+    }
+
+    /// ``store(_:for:partition:requestTime:responseTime:)``, telling the client's events what it did: the stored
+    /// entry's size (`nil` when nothing was stored) and how many entries it evicted.
+    nonisolated func storeCountingEvictions(
+        _ response: HTTPResponse, for request: HTTPRequest, partition: String?, requestTime: Date, responseTime: Date
+    ) async -> (storedBytes: Int?, evicted: Int) {
         guard request.method == .get, Freshness.understoodStatusCodes.contains(response.statusCode) else {
-            return false
+            return (nil, 0)
         }
         let entry = CachedResponse(
             response: response, request: request, requestTime: requestTime, responseTime: responseTime)
         let isStorable = Freshness.isStorable(entry, requestDirectives: Freshness.requestDirectives(request.headers))
         let url = RequestKey.normalize(request.url)
-        return put(
+        let insertion = put(
             isStorable ? entry : nil, url: url, CachePartition(identity: partition, request: request), request)
+        return (insertion.stored ? entry.byteCount : nil, insertion.evicted)
     }
 
     /// Applies a `304 Not Modified` to the stored response it validates (RFC 9111 §4.3.4, §3.2) and returns the
@@ -238,17 +249,17 @@ public actor ResponseCache {
     private nonisolated func put(
         _ entry: CachedResponse?, url: String, _ partition: CachePartition, _ request: HTTPRequest,
         revalidation: Bool = false
-    ) -> Bool {
+    ) -> CacheStorage.Insertion {
         state.withLock { state in
             if revalidation { state.counters.revalidations += 1 }
             guard let entry else {
-                state.storage.removeVariants(url: url, partition: partition, matching: request.headers)
-                return false
+                let removed = state.storage.removeVariants(url: url, partition: partition, matching: request.headers)
+                return CacheStorage.Insertion(stored: false, replaced: removed, evicted: 0)
             }
             let insertion = state.storage.insert(entry, url: url, partition: partition, replacing: request.headers)
             state.counters.evictions += insertion.evicted
             if insertion.stored { state.counters.stores += 1 }
-            return insertion.stored
+            return insertion
         }
     }
 

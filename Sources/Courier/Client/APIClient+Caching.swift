@@ -14,29 +14,32 @@ extension APIClient {
     ///   - prepared: The request as built, before adapters run; it is what the cache keys on.
     ///   - policy: The request's cache policy.
     ///   - partition: The credential identity the response belongs to, or `nil` for anonymous requests.
+    ///   - id: The call, for its events.
     ///   - flight: Sends a request through the coalescer and applies `absorb` inside the flight.
     func withCache(
-        _ prepared: HTTPRequest, policy: CachePolicy, partition: String?, flight: @escaping Flight
+        _ prepared: HTTPRequest, policy: CachePolicy, partition: String?, id: RequestID, flight: @escaping Flight
     ) async throws -> Exchange {
         guard let cache = configuration.cache else {
             if policy == .onlyIfCached { throw APIError.notCached(prepared.url) }
             return try await flight(prepared) { $0 }
         }
         let now = configuration.currentDate()
-        switch await cache.lookup(prepared, partition: partition, policy: policy, now: now) {
+        let lookup = await cache.lookup(prepared, partition: partition, policy: policy, now: now)
+        if CacheLookup.isServable(prepared) { recordLookup(lookup, now: now, id: id) }
+        switch lookup {
         case .hit(let entry):
             return Exchange(request: prepared, response: entry.served(at: now), attempts: 0, source: .cache)
         case .unsatisfiable:
             throw APIError.notCached(prepared.url)
         case .miss:
-            return try await flight(prepared, absorber(cache, prepared, partition, validating: nil))
+            return try await flight(prepared, absorber(cache, prepared, partition, validating: nil, id: id))
         case .staleWhileRevalidate(let entry, let revalidation):
-            let absorb = absorber(cache, prepared, partition, validating: entry)
+            let absorb = absorber(cache, prepared, partition, validating: entry, id: id)
             backgroundRefreshes.run { _ = try await flight(revalidation, absorb) }
             return Exchange(
                 request: prepared, response: entry.served(at: now), attempts: 0, source: .staleWhileRevalidate)
         case .validate(let entry, let conditional):
-            let absorb = absorber(cache, prepared, partition, validating: entry)
+            let absorb = absorber(cache, prepared, partition, validating: entry, id: id)
             let exchange: Exchange
             do {
                 exchange = try await flight(conditional, absorb)
@@ -63,16 +66,18 @@ extension APIClient {
     /// updates the entry and serves its body (``ResponseSource/revalidated``); a `GET` response is stored (or
     /// removes what it supersedes); a successful unsafe request invalidates (RFC 9111 §4.4).
     private func absorber(
-        _ cache: ResponseCache, _ prepared: HTTPRequest, _ partition: String?, validating entry: CachedResponse?
+        _ cache: ResponseCache, _ prepared: HTTPRequest, _ partition: String?, validating entry: CachedResponse?,
+        id: RequestID
     ) -> Absorb {
         let requestTime = configuration.currentDate()
         let currentDate = configuration.currentDate
-        return { exchange in
+        return { [instrumentation] exchange in
             var exchange = exchange
             let response = exchange.response
             let responseTime = currentDate()
             guard prepared.method.isSafe else {
-                await cache.invalidate(for: prepared, response: response)
+                let removed = await cache.invalidate(for: prepared, response: response)
+                if removed > 0 { instrumentation.emit(id, .invalidated(count: removed)) }
                 return exchange
             }
             guard prepared.method == .get else { return exchange }
@@ -82,6 +87,8 @@ extension APIClient {
                         entry, with: response, for: prepared, partition: partition, requestTime: requestTime,
                         responseTime: responseTime)
                 else { return exchange }
+                instrumentation.count(.revalidation)
+                instrumentation.emit(id, .revalidated)
                 exchange.response = updated.served(at: responseTime)
                 exchange.source = .revalidated
                 return exchange
@@ -91,8 +98,10 @@ extension APIClient {
             guard partition != nil || Self.credentials(of: exchange.request) == Self.credentials(of: prepared) else {
                 return exchange
             }
-            await cache.store(
+            let outcome = await cache.storeCountingEvictions(
                 response, for: prepared, partition: partition, requestTime: requestTime, responseTime: responseTime)
+            if let bytes = outcome.storedBytes { instrumentation.emit(id, .stored(bytes: bytes)) }
+            if outcome.evicted > 0 { instrumentation.emit(id, .evicted(count: outcome.evicted)) }
             return exchange
         }
     }

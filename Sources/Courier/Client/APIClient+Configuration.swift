@@ -60,6 +60,16 @@ extension APIClient {
         /// The current date, for reading HTTP dates such as `Retry-After` and for the cache's age and freshness
         /// arithmetic (`Date`, `Expires`, `Last-Modified`, `Age`). `Date()` by default.
         public var currentDate: @Sendable () -> Date
+        /// Header names whose values events show as `<redacted>`, besides `Authorization`, `Proxy-Authorization`,
+        /// `Cookie` and `Set-Cookie`, which are always redacted. Compared ignoring case. Empty by default.
+        public var redactedHeaders: [String]
+        /// Query parameter names whose values events and their error descriptions show as `<redacted>`, compared
+        /// ignoring case: for example `"api_key"` turns `?api_key=abc` into `?api_key=<redacted>`.
+        ///
+        /// By default the names that carry secrets in common APIs: `access_token`, `api_key`, `apikey`,
+        /// `client_secret`, `code`, `id_token`, `key`, `password`, `refresh_token`, `secret`, `sig`, `signature`
+        /// and `token`. ``APIError`` descriptions always redact these defaults; append your API's own names.
+        public var redactedQueryParameters: [String]
 
         /// Creates a configuration.
         ///
@@ -103,6 +113,8 @@ extension APIClient {
             self.encoder = JSONEncoder()
             self.clock = clock
             self.currentDate = currentDate
+            self.redactedHeaders = []
+            self.redactedQueryParameters = Redaction.standardQueryParameters
         }
     }
 }

@@ -27,6 +27,8 @@ public final class APIClient: Sendable {
     let coalescer = RequestCoalescer<RequestKey, Exchange>()
     /// Background refreshes of stale responses served under `stale-while-revalidate`.
     let backgroundRefreshes = BackgroundRefreshes()
+    /// Counters and events; see ``metrics`` and ``events``.
+    let instrumentation: Instrumentation
 
     /// Creates a client.
     ///
@@ -37,6 +39,10 @@ public final class APIClient: Sendable {
         self.baseURL = baseURL
         self.baseText = URLBuilder.baseText(of: baseURL)
         self.configuration = configuration
+        self.instrumentation = Instrumentation(
+            log: EventLog(clock: configuration.clock),
+            redaction: Redaction(
+                headers: configuration.redactedHeaders, queryParameters: configuration.redactedQueryParameters))
     }
 
     // MARK: Sending Requests
@@ -53,9 +59,10 @@ public final class APIClient: Sendable {
     /// - Throws: ``APIError`` for every failure, or `CancellationError` when the calling task is cancelled.
     @discardableResult
     public func send<T: Decodable>(_ request: Request<T>) async throws -> Response<T> {
-        let exchange = try await perform(request)
-        let value = try Self.decode(T.self, from: exchange.response, decoder: configuration.decoder)
-        return exchange.makeResponse(value: value)
+        try await observe(request, perform: perform) { [configuration] exchange in
+            exchange.makeResponse(
+                value: try Self.decode(T.self, from: exchange.response, decoder: configuration.decoder))
+        }
     }
 
     /// Sends a request whose response body is not needed, and checks its status.
@@ -65,14 +72,13 @@ public final class APIClient: Sendable {
     /// - Throws: ``APIError`` for every failure, or `CancellationError` when the calling task is cancelled.
     @discardableResult
     public func send(_ request: Request<Void>) async throws -> Response<Void> {
-        let exchange = try await perform(request)
-        return exchange.makeResponse(value: ())
+        try await observe(request, perform: perform) { $0.makeResponse(value: ()) }
     }
 
     // MARK: The Path of One Call
 
     /// Everything but decoding: shared by both `send` overloads.
-    private func perform<T>(_ request: Request<T>) async throws -> Exchange {
+    private func perform<T>(_ request: Request<T>, id: RequestID) async throws -> Exchange {
         let prepared = try prepare(request)
         let timeout = request.timeout ?? configuration.timeout
         let coalescing = request.coalescing
@@ -82,16 +88,20 @@ public final class APIClient: Sendable {
         let partition = authorization?.identity
         // The cache answers, or decides what is sent (possibly a conditional request); `absorb` records the
         // response in the cache inside the flight, once however many callers share it.
-        let exchange = try await withCache(prepared, policy: request.cachePolicy, partition: partition) {
+        let exchange = try await withCache(prepared, policy: request.cachePolicy, partition: partition, id: id) {
             [self] sent, absorb in
             guard let key = coalescingKey(for: sent, policy: coalescing, partition: partition) else {
-                return await absorb(try await transmit(sent, timeout: timeout, authorization: authorization))
+                return await absorb(try await transmit(sent, timeout: timeout, authorization: authorization, id: id))
             }
             let coalesced = try await coalescer.run(key) { [self] in
-                await absorb(try await transmit(sent, timeout: timeout, authorization: authorization))
+                await absorb(try await transmit(sent, timeout: timeout, authorization: authorization, id: id))
             }
             var exchange = coalesced.value
             exchange.joined = coalesced.joined
+            if coalesced.joined {
+                instrumentation.count(.joined)
+                instrumentation.emit(id, .joinedFlight(leader: exchange.leader ?? id))
+            }
             return exchange
         }
         guard configuration.acceptableStatusCodes.contains(exchange.response.statusCode) else {
@@ -144,8 +154,17 @@ public final class APIClient: Sendable {
     ///
     /// With an `authorization`, each attempt carries a valid credential and a `401` earns one refresh
     /// and one resend. The resend counts in ``Response/attempts`` but not against the retry policy.
-    func transmit(_ request: HTTPRequest, timeout: Duration, authorization: Authorization?) async throws
-        -> Exchange
+    func transmit(_ request: HTTPRequest, timeout: Duration, authorization: Authorization?, id: RequestID)
+        async throws -> Exchange
+    {
+        // Bound again here: the flight may run in a task of its own, and its refreshes belong to its leader.
+        try await EventScope.$current.withValue(EventScope(instrumentation, id)) {
+            try await attempts(request, timeout: timeout, authorization: authorization, id: id)
+        }
+    }
+
+    private func attempts(_ request: HTTPRequest, timeout: Duration, authorization: Authorization?, id: RequestID)
+        async throws -> Exchange
     {
         var authorization = authorization
         var attempt = 0
@@ -156,9 +175,9 @@ public final class APIClient: Sendable {
             try await authorization?.authorize(&sent, using: configuration.authorize)
             let outcome: RetryContext.Outcome
             do {
-                let response = try await send(sent, timeout: timeout)
+                let response = try await send(sent, timeout: timeout, attempt: attempt, id: id)
                 if configuration.acceptableStatusCodes.contains(response.statusCode) {
-                    return Exchange(request: sent, response: response, attempts: attempt)
+                    return Exchange(request: sent, response: response, attempts: attempt, leader: id)
                 }
                 outcome = .response(response)
             } catch let error as APIError {
@@ -174,10 +193,14 @@ public final class APIClient: Sendable {
                 request: sent, attempt: attempt - resends, outcome: outcome, now: configuration.currentDate())
             switch configuration.retryPolicy.decision(for: context) {
             case .retry(let delay):
+                instrumentation.count(.retry)
+                instrumentation.emit(
+                    id, .retryScheduled(attempt: attempt, delay: delay, reason: instrumentation.reason(outcome)))
                 try await configuration.clock.sleep(for: delay)
             case .doNotRetry:
                 switch outcome {
-                case .response(let response): return Exchange(request: sent, response: response, attempts: attempt)
+                case .response(let response):
+                    return Exchange(request: sent, response: response, attempts: attempt, leader: id)
                 case .failure(let error): throw error
                 }
             }
@@ -202,12 +225,17 @@ public final class APIClient: Sendable {
 
     /// One attempt on the wire, bounded by the deadline. Errors that are not ``APIError`` or
     /// cancellation become ``APIError/transport(_:underlying:)`` of kind ``TransportFailure/other``.
-    private func send(_ request: HTTPRequest, timeout: Duration) async throws -> HTTPResponse {
+    private func send(_ request: HTTPRequest, timeout: Duration, attempt: Int, id: RequestID) async throws
+        -> HTTPResponse
+    {
         let transport = configuration.transport
+        let start = instrumentation.attemptSent(request, attempt: attempt, id: id)
         do {
-            return try await Deadline.run(timeout: timeout, clock: configuration.clock) {
+            let response = try await Deadline.run(timeout: timeout, clock: configuration.clock) {
                 try await transport.send(request)
             }
+            instrumentation.received(response, attempt: attempt, since: start, id: id)
+            return response
         } catch let error as APIError {
             throw error
         } catch is CancellationError {

@@ -77,8 +77,12 @@ public enum InvalidRequestReason: Sendable, Hashable, CustomStringConvertible {
     /// so that a credential in the value is never printed.
     case invalidHeaderValue(name: String)
 
-    /// The reason as a sentence.
+    /// The reason as a sentence, with secret query parameter values shown as `<redacted>`.
     public var description: String {
+        Redaction.standard.redact(unredactedDescription)
+    }
+
+    private var unredactedDescription: String {
         switch self {
         case .invalidURL(let text): "\"\(text)\" is not a valid http(s) URL"
         case .invalidPath(let path, let problem): "the path \"\(path)\" \(problem)"
@@ -123,8 +127,13 @@ public enum TransportFailure: String, Sendable, Hashable, CaseIterable, CustomSt
 }
 
 extension APIError: CustomStringConvertible, LocalizedError {
-    /// What happened, as a sentence.
+    /// What happened, as a sentence. URLs in it (the request's, or one inside an underlying error) show the values
+    /// of secret query parameters and passwords as `<redacted>`, and so do `Bearer` and `Basic` credentials.
     public var description: String {
+        Redaction.standard.redact(unredactedDescription)
+    }
+
+    private var unredactedDescription: String {
         switch self {
         case .invalidRequest(let reason):
             "Invalid request, nothing was sent: \(reason)."

@@ -8,6 +8,8 @@ struct Exchange: Sendable {
     var attempts: Int
     var source: ResponseSource = .network
     var joined = false
+    /// The call that led the flight, so that joiners can name it in their events.
+    var leader: RequestID?
 
     func makeResponse<Value>(value: Value) -> Response<Value> {
         Response(

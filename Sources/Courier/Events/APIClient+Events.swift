@@ -1,0 +1,109 @@
+import Foundation
+
+extension APIClient {
+    // MARK: Observing
+
+    /// A new subscriber to everything the client does from now on: one ``ClientEvent`` per step of every call.
+    ///
+    /// Every access returns a new stream, and each stream receives every event, in order. A subscriber keeps up to
+    /// ``EventLog/defaultBufferSize`` unread events and then drops its oldest (counted in
+    /// ``Metrics/droppedEvents``): a slow subscriber never slows a call down. Stop iterating, or cancel the task
+    /// that iterates, and the subscriber is removed.
+    ///
+    /// ```swift
+    /// Task {
+    ///     for await event in client.events where event.kind == .cacheMiss {
+    ///         misses.increment()
+    ///     }
+    /// }
+    /// ```
+    ///
+    /// - Important: Events are built only while someone subscribes; with no subscriber, emitting costs one lock
+    ///   read. URLs, headers and error descriptions in events are redacted (see ``ClientEvent``).
+    public var events: AsyncStream<ClientEvent> { eventLog.subscribe() }
+
+    /// A new subscriber, like ``events``, that keeps up to `limit` unread events.
+    ///
+    /// - Parameter limit: How many unread events to keep before dropping the oldest.
+    /// - Returns: A stream of every event from now on.
+    public func events(bufferingNewest limit: Int) -> AsyncStream<ClientEvent> {
+        eventLog.subscribe(bufferingNewest: limit)
+    }
+
+    /// The log behind ``events``: how many subscribers listen, how many events were dropped.
+    public var eventLog: EventLog { instrumentation.log }
+
+    /// Prints one line per event until the returned task is cancelled; for debugging.
+    ///
+    /// ```
+    /// #11 +0.0ms GET https://api.example.com/users?token=<redacted> started
+    /// #11 +0.1ms GET https://api.example.com/users?token=<redacted> attempt 1 sent
+    /// #12 +3.2ms GET https://api.example.com/users?token=<redacted> → joined #11
+    /// ```
+    ///
+    /// The subscription starts before this returns, so the next call is printed in full.
+    ///
+    /// - Parameter write: Where lines go; `print` by default.
+    /// - Returns: The task that prints; cancel it to stop.
+    @discardableResult
+    public func printEvents(to write: @escaping @Sendable (String) -> Void = { print($0) }) -> Task<Void, Never> {
+        eventLog.printEvents(to: write)
+    }
+
+    // MARK: Recording
+
+    /// Runs one call between its first and last event: `requestStarted`, then `requestFinished` with the response
+    /// `finish` makes (decoding included), or `requestFailed`.
+    func observe<T, Value>(
+        _ request: Request<T>, perform: (Request<T>, RequestID) async throws -> Exchange,
+        finish: (Exchange) throws -> Response<Value>
+    ) async throws -> Response<Value> {
+        let call = instrumentation.begin()
+        instrumentation.emit(call.id, .requestStarted(method: request.method, url: self.redactedURL(of: request)))
+        do {
+            let exchange = try await EventScope.$current.withValue(EventScope(instrumentation, call.id)) {
+                try await perform(request, call.id)
+            }
+            let response = try finish(exchange)
+            instrumentation.finished(call, source: response.source, status: response.statusCode)
+            return response
+        } catch {
+            instrumentation.failed(call, error)
+            throw error
+        }
+    }
+
+    /// The call's URL as it will be sent, redacted; the path as given when no URL can be built from it.
+    private func redactedURL<T>(of request: Request<T>) -> String {
+        let redaction = instrumentation.redaction
+        guard let url = try? URLBuilder.url(base: baseText, path: request.path, query: request.query) else {
+            return redaction.redact(request.path)
+        }
+        return redaction.redact(url)
+    }
+
+    /// Records how the cache answered a lookup.
+    func recordLookup(_ lookup: CacheLookup, now: Date, id: RequestID) {
+        switch lookup {
+        case .hit(let entry):
+            instrumentation.count(.cacheHit)
+            instrumentation.emit(id, .cacheHit(stale: !entry.isFresh(at: now)))
+        case .staleWhileRevalidate:
+            instrumentation.count(.cacheHit)
+            instrumentation.emit(id, .cacheHit(stale: true))
+            instrumentation.emit(id, .revalidationSent)
+        case .validate:
+            instrumentation.count(.cacheMiss)
+            instrumentation.emit(id, .revalidationSent)
+        case .miss, .unsatisfiable:
+            instrumentation.count(.cacheMiss)
+            instrumentation.emit(id, .cacheMiss)
+        }
+    }
+}
+
+extension EventScope {
+    init(_ instrumentation: Instrumentation, _ requestID: RequestID) {
+        self.init(instrumentation: instrumentation, requestID: requestID)
+    }
+}

@@ -1,0 +1,41 @@
+extension APIClient {
+    /// Counters of what a client did since it was created; see ``APIClient/metrics``.
+    ///
+    /// A plain value: take a snapshot, then compare two snapshots to see what happened between them.
+    ///
+    /// ```swift
+    /// let before = client.metrics
+    /// _ = try await client.send(Request<User>.get("/me"))
+    /// print(client.metrics.upstreamCalls - before.upstreamCalls)  // 0 when the cache or a shared flight answered
+    /// ```
+    public struct Metrics: Sendable, Hashable {
+        /// Calls of ``APIClient/send(_:)-(Request<T>)``, counted as they start.
+        public var requests = 0
+        /// Attempts handed to the transport: the requests that really went upstream, retries and resends included.
+        public var upstreamCalls = 0
+        /// Calls that shared an identical call's flight instead of sending their own.
+        public var joined = 0
+        /// Calls the cache answered without waiting for the server (fresh, allowed stale, stale-while-revalidate).
+        public var cacheHits = 0
+        /// Calls the cache could not answer: nothing usable was stored, or the stored response needed revalidation.
+        public var cacheMisses = 0
+        /// Stored responses confirmed by a `304 Not Modified` and served.
+        public var cacheRevalidations = 0
+        /// Attempts sent again because the retry policy said so.
+        public var retries = 0
+        /// Token refreshes started for this client's calls.
+        public var tokenRefreshes = 0
+        /// Calls that threw an error other than cancellation.
+        public var failures = 0
+        /// Calls that ended because their task was cancelled.
+        public var cancellations = 0
+        /// Events dropped because a subscriber's buffer was full, over every subscriber so far.
+        public var droppedEvents = 0
+
+        /// Creates counters at zero.
+        public init() {}
+    }
+
+    /// A snapshot of the client's counters. Cheap: two short critical sections, no `await`.
+    public var metrics: Metrics { instrumentation.metrics }
+}

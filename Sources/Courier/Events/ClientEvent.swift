@@ -1,0 +1,170 @@
+/// Identifies one call of ``APIClient/send(_:)-(Request<T>)`` in the events of its client.
+///
+/// Ids are unique per ``APIClient`` and increase in the order calls start, so `#12` started after `#11`.
+public struct RequestID: RawRepresentable, Hashable, Comparable, Sendable, CustomStringConvertible {
+    /// The number of the call, starting at 1 for a client's first call.
+    public let rawValue: UInt64
+
+    /// Creates an id, for tests and for code that emits its own events into an ``EventLog``.
+    ///
+    /// - Parameter rawValue: The number of the call.
+    public init(rawValue: UInt64) {
+        self.rawValue = rawValue
+    }
+
+    /// Orders ids by number, which is the order their calls started.
+    public static func < (lhs: RequestID, rhs: RequestID) -> Bool {
+        lhs.rawValue < rhs.rawValue
+    }
+
+    /// `#` followed by the number: `#12`.
+    public var description: String { "#\(rawValue)" }
+}
+
+/// One step of one call: what happened, to which call, and when.
+///
+/// Every event has the same three parts, so it is a struct around an enum of steps rather than an enum
+/// whose every case repeats the id and the time: a subscriber filters by ``requestID`` or sorts by ``at``
+/// without switching over every case, and a step is matched on its own (`case .joinedFlight(let leader)`).
+///
+/// ```swift
+/// for await event in client.events {
+///     if case .retryScheduled(let attempt, let delay, let reason) = event.kind {
+///         logger.warning("\(event.requestID) attempt \(attempt) failed (\(reason)), retrying in \(delay)")
+///     }
+/// }
+/// ```
+///
+/// - Important: Events never contain a credential. URLs and headers are redacted before an event is built:
+///   the values of `Authorization`, `Proxy-Authorization`, `Cookie`, `Set-Cookie`, of
+///   ``APIClient/Configuration/redactedHeaders`` and of the query parameters in
+///   ``APIClient/Configuration/redactedQueryParameters`` read `<redacted>`, and so do error descriptions.
+public struct ClientEvent: Sendable, Hashable, CustomStringConvertible {
+    /// The call this step belongs to.
+    public let requestID: RequestID
+    /// When it happened: time elapsed on the client's ``APIClient/Configuration/clock`` since the ``EventLog``
+    /// was created. The events one subscriber receives never go back in time.
+    public let at: Duration
+    /// What happened.
+    public let kind: Kind
+
+    /// Creates an event.
+    ///
+    /// - Parameters:
+    ///   - requestID: The call the step belongs to.
+    ///   - at: Time elapsed since the log was created.
+    ///   - kind: What happened.
+    public init(requestID: RequestID, at: Duration, kind: Kind) {
+        self.requestID = requestID
+        self.at = at
+        self.kind = kind
+    }
+
+    /// The steps of a call, in the order they can happen.
+    ///
+    /// A call starts with ``requestStarted(method:url:)`` and ends with ``requestFinished(source:status:duration:)``
+    /// or ``requestFailed(error:duration:)``. In between come the cache's answer, the shared flight, the attempts
+    /// and what happened to them. Steps that run inside a shared flight (attempts, retries, refreshes, storing)
+    /// carry the id of the call that led the flight; a joiner sees ``joinedFlight(leader:)`` instead.
+    public enum Kind: Sendable, Hashable {
+        /// The call began. The URL is redacted.
+        case requestStarted(method: HTTPMethod, url: String)
+        /// The call shared the flight of an identical call, `leader`, and got its result. Sent when the result
+        /// arrives: the call's own attempts did not happen.
+        case joinedFlight(leader: RequestID)
+        /// The cache answered without waiting for the server: a fresh response, or a stale one that the request or
+        /// the response allows (`stale` is then `true`).
+        case cacheHit(stale: Bool)
+        /// The cache held nothing usable, so the request goes to the server.
+        case cacheMiss
+        /// The cache holds a stale response with a validator: a conditional request is sent to confirm it. After a
+        /// stale hit under `stale-while-revalidate`, the revalidation runs in the background and its steps may come
+        /// after ``requestFinished(source:status:duration:)``.
+        case revalidationSent
+        /// The server answered the conditional request with `304 Not Modified`: the stored body is served.
+        case revalidated
+        /// The response was stored in the cache; `bytes` as the cache counts them (headers and body).
+        case stored(bytes: Int)
+        /// Storing the response evicted `count` least recently used entries.
+        case evicted(count: Int)
+        /// A successful unsafe request (`POST`, `PUT`, `DELETE`…) removed `count` stored responses.
+        case invalidated(count: Int)
+        /// Attempt number `attempt` (from 1; the resend after a token refresh counts) was handed to the transport
+        /// with these headers, credentials redacted.
+        case attemptSent(attempt: Int, headers: HTTPHeaders)
+        /// The server answered attempt number `attempt`: its status, body size, and how long the attempt took.
+        case responseReceived(attempt: Int, status: Int, bytes: Int, duration: Duration)
+        /// Attempt number `attempt` failed and the retry policy sends it again after `delay`.
+        case retryScheduled(attempt: Int, delay: Duration, reason: RetryReason)
+        /// A token refresh started on behalf of this call (other calls may wait for it too).
+        case tokenRefreshStarted
+        /// The refresh produced a new credential. The token itself is never part of an event.
+        case tokenRefreshSucceeded
+        /// The refresh failed; the reason is redacted.
+        case tokenRefreshFailed(reason: String)
+        /// The call returned a response: where it came from, its status, and how long the whole call took.
+        case requestFinished(source: ResponseSource, status: Int, duration: Duration)
+        /// The call threw: the error's redacted description (`cancelled` for cancellation) and how long it took.
+        case requestFailed(error: String, duration: Duration)
+    }
+
+    /// Why an attempt is retried.
+    public enum RetryReason: Sendable, Hashable, CustomStringConvertible {
+        /// The server answered with a status the retry policy retries, such as 503.
+        case status(Int)
+        /// The attempt failed without a response; carries the error's redacted description.
+        case failure(String)
+
+        /// `status 503`, or the failure's description.
+        public var description: String {
+            switch self {
+            case .status(let status): "status \(status)"
+            case .failure(let description): description
+            }
+        }
+    }
+
+    /// `#12 +3.2ms joined #11`: the id, the time, and the step, on one line.
+    public var description: String {
+        "\(requestID) +\(at.formattedMilliseconds) \(kind)"
+    }
+}
+
+extension ClientEvent.Kind: CustomStringConvertible {
+    /// The step as a short phrase, such as `attempt 2 sent` or `← 200, 512 bytes in 3.1ms`.
+    public var description: String {
+        switch self {
+        case .requestStarted(let method, let url): "started \(method) \(url)"
+        case .joinedFlight(let leader): "→ joined \(leader)"
+        case .cacheHit(let stale): stale ? "cache hit (stale)" : "cache hit (fresh)"
+        case .cacheMiss: "cache miss"
+        case .revalidationSent: "revalidation sent"
+        case .revalidated: "revalidated (304)"
+        case .stored(let bytes): "stored \(bytes) bytes"
+        case .evicted(let count): "evicted \(count) \(count == 1 ? "entry" : "entries")"
+        case .invalidated(let count): "invalidated \(count) \(count == 1 ? "entry" : "entries")"
+        case .attemptSent(let attempt, _): "attempt \(attempt) sent"
+        case .responseReceived(let attempt, let status, let bytes, let duration):
+            "← \(status), \(bytes) bytes in \(duration.formattedMilliseconds) (attempt \(attempt))"
+        case .retryScheduled(let attempt, let delay, let reason):
+            "retry after attempt \(attempt) in \(delay.formattedMilliseconds): \(reason)"
+        case .tokenRefreshStarted: "token refresh started"
+        case .tokenRefreshSucceeded: "token refresh succeeded"
+        case .tokenRefreshFailed(let reason): "token refresh failed: \(reason)"
+        case .requestFinished(let source, let status, let duration):
+            "finished \(status) from \(source) in \(duration.formattedMilliseconds)"
+        case .requestFailed(let error, let duration): "failed in \(duration.formattedMilliseconds): \(error)"
+        }
+    }
+}
+
+extension Duration {
+    /// The duration in milliseconds with one decimal, for event lines: `"3.2ms"`.
+    var formattedMilliseconds: String {
+        let (seconds, attoseconds) = components
+        let tenths = seconds * 10_000 + attoseconds / 100_000_000_000_000
+        let sign = tenths < 0 ? "-" : ""
+        let magnitude = tenths.magnitude
+        return "\(sign)\(magnitude / 10).\(magnitude % 10)ms"
+    }
+}
