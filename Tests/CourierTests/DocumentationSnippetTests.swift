@@ -382,6 +382,38 @@ private let ada = Data(#"{"id": 42, "name": "Ada"}"#.utf8)
         #expect(RetryPolicy.never.maxAttempts == 1)
     }
 
+    @Test func eventsAndMetrics() async throws {
+        let transport = StubTransport { _ in HTTPResponse(statusCode: 200, body: Data("{}".utf8)) }
+        let client = APIClient(
+            baseURL: URL(string: "https://api.example.com")!, configuration: .init(transport: transport))
+        // Snippet: EventsAndMetrics.md, "Watch what a call did"
+        let events = client.events
+        let response = try await client.send(Request<Data>.get("/users/42"))
+
+        var steps: [String] = []
+        for await event in events {
+            steps.append("\(event.kind)")
+            if case .requestFinished = event.kind { break }
+        }
+        print(steps.joined(separator: "\n"))  // started …, cache miss, attempt 1 sent, ← 200 …, stored …, finished …
+        print(response.source)  // network
+        // End snippet
+        #expect(steps.first?.hasPrefix("started GET") == true)
+        #expect(steps.contains("cache miss"))
+        #expect(response.source == .network)
+
+        // Snippet: EventsAndMetrics.md, "Count what the client did"
+        let metrics = client.metrics
+        print("\(metrics.requests) requests, \(metrics.upstreamCalls) sent, \(metrics.cacheHits) from the cache")
+        // End snippet
+        #expect(metrics.requests == 1 && metrics.upstreamCalls == 1)
+
+        // Snippet: EventsAndMetrics.md, "Print every event while debugging"
+        let printer = client.printEvents()
+        defer { printer.cancel() }
+        // End snippet
+    }
+
     @Test func testingYourCode() async throws {
         // Snippet: TestingYourCode.md, "Use it in a test"
         let log = RequestLog()

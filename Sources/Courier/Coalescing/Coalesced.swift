@@ -7,7 +7,7 @@
 /// ```swift
 /// let result = try await coalescer.run(url) { try await transport.fetch(url) }
 /// if result.joined {
-///     events.emit(.coalesced(url, intoFlight: result.flightID))
+///     logger.debug("shared flight \(result.flightID) for \(url)")
 /// }
 /// ```
 ///
