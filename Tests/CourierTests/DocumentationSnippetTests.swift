@@ -410,7 +410,8 @@ private let ada = Data(#"{"id": 42, "name": "Ada"}"#.utf8)
 
         // Snippet: EventsAndMetrics.md, "Print every event while debugging"
         let printer = client.printEvents()
-        defer { printer.cancel() }
+        try await client.send(Request<Data>.get("/users/42"))  // printed, one line per step
+        printer.cancel()
         // End snippet
     }
 

@@ -10,6 +10,8 @@ struct Options {
     /// With `--upstream`: also compare throughput over distinct keys, raw URLSession against APIClient.
     var throughputRequests = 0
     var throughputConcurrency = 32
+    /// Run only the strategies whose name contains this text (case-insensitive), e.g. for profiling.
+    var only: String?
 
     static let usage = """
         usage: coalescing-report [--callers 1,10,100,1000,10000] [--latency-ms 20] [--repetitions 3]
@@ -21,6 +23,7 @@ struct Options {
           --upstream     send real requests to this URL through URLSessionTransport (e.g. nginx on loopback)
           --throughput   with --upstream: N requests over distinct keys (?key=i), raw URLSession vs APIClient
           --concurrency  requests in flight at once for --throughput (default 32)
+          --only TEXT    run only the strategies whose name contains TEXT (e.g. "courier", for a profiler)
           --output       where the Markdown table and SVG chart go (default: the repository's Docs/)
         """
 
@@ -59,6 +62,8 @@ struct Options {
             case "--concurrency":
                 guard let count = Int(try value()), count > 0 else { throw OptionError("--concurrency takes n > 0") }
                 options.throughputConcurrency = count
+            case "--only":
+                options.only = try value().lowercased()
             case "--output":
                 options.outputDirectory = try value()
             case "--help", "-h":

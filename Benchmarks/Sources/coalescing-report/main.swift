@@ -43,12 +43,14 @@ func makeUpstream() -> Upstream {
 func makeStrategies(_ upstream: Upstream) -> [any FetchStrategy] {
     var configuration = APIClient.Configuration(transport: upstream.clientTransport, retryPolicy: .never)
     configuration.timeout = .seconds(120)
-    return [
+    let all: [any FetchStrategy] = [
         Uncoalesced(upstream: upstream.fetch),
         TaskDictionaryCoalescer(upstream: upstream.fetch),
         CallbackCoalescer(upstream: upstream.fetch),
         CourierStrategy(client: APIClient(baseURL: upstream.baseURL, configuration: configuration)),
     ]
+    guard let only = options.only else { return all }
+    return all.filter { $0.name.lowercased().contains(only) }
 }
 
 let key = options.upstream == nil ? "/items/1" : ""

@@ -59,9 +59,9 @@ public final class APIClient: Sendable {
     /// - Throws: ``APIError`` for every failure, or `CancellationError` when the calling task is cancelled.
     @discardableResult
     public func send<T: Decodable>(_ request: Request<T>) async throws -> Response<T> {
-        try await observe(request, perform: perform) { [configuration] exchange in
+        try await observe(request, perform: perform) { [decoder = configuration.decoder] exchange in
             exchange.makeResponse(
-                value: try Self.decode(T.self, from: exchange.response, decoder: configuration.decoder))
+                value: try Self.decode(T.self, from: exchange.response, decoder: decoder))
         }
     }
 
@@ -158,7 +158,11 @@ public final class APIClient: Sendable {
         async throws -> Exchange
     {
         // Bound again here: the flight may run in a task of its own, and its refreshes belong to its leader.
-        try await EventScope.$current.withValue(EventScope(instrumentation, id)) {
+        // Only a call with a credential can refresh, so only it pays for binding the scope.
+        guard authorization != nil else {
+            return try await attempts(request, timeout: timeout, authorization: nil, id: id)
+        }
+        return try await EventScope.$current.withValue(EventScope(instrumentation, id)) {
             try await attempts(request, timeout: timeout, authorization: authorization, id: id)
         }
     }

@@ -44,11 +44,11 @@ struct FlightTable<Key: Hashable & Sendable, Value: Sendable> {
         // the cancellation handler takes the same lock.
         if isCancelled { return .cancelled }
         waiting += 1
-        // Mutate through the optional chain so the dictionary is modified in place; copying the `Flight` out and
-        // writing it back would copy its waiter table and make every join O(n).
-        if let flightID = flights[key]?.id {
-            flights[key]?.waiters[waiterID] = waiter
-            return .joined(flightID: flightID)
+        // Joining hashes the key once and updates the flight in place through its index; copying the `Flight` out
+        // and writing it back would copy its waiter table and make every join O(n).
+        if let index = flights.index(forKey: key) {
+            flights.values[index].waiters[waiterID] = waiter
+            return .joined(flightID: flights.values[index].id)
         }
         let flightID = nextID()
         flights[key] = Flight(id: flightID, task: nil, waiters: [waiterID: waiter])

@@ -61,9 +61,14 @@ extension APIClient {
         let call = instrumentation.begin()
         instrumentation.emit(call.id, .requestStarted(method: request.method, url: self.redactedURL(of: request)))
         do {
-            let exchange = try await EventScope.$current.withValue(EventScope(instrumentation, call.id)) {
-                try await perform(request, call.id)
-            }
+            // The scope tells the refresher which call a refresh belongs to; without an authenticator there is
+            // no refresh, and binding a task-local costs an allocation per call.
+            let exchange =
+                configuration.authenticator == nil
+                ? try await perform(request, call.id)
+                : try await EventScope.$current.withValue(EventScope(instrumentation, call.id)) {
+                    try await perform(request, call.id)
+                }
             let response = try finish(exchange)
             instrumentation.finished(call, source: response.source, status: response.statusCode)
             return response

@@ -1,20 +1,53 @@
 import Foundation
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// A value guarded by a lock: the one place Courier vouches for `Sendable` by hand.
 ///
 /// Used where state must be touched synchronously from a cancellation handler, which cannot await an
-/// actor. Keep critical sections short and never await inside one.
+/// actor, and on the per-request path, where an executor hop costs more than the work it protects. Keep
+/// critical sections short and never await inside one.
+///
+/// On Linux the lock is a glibc *adaptive* mutex: a contended lock spins briefly before it sleeps. The critical
+/// sections here last nanoseconds, and with the default mutex two threads that collide put one of them to sleep
+/// in the kernel; measured with 10,000 concurrent callers of one key, that sleeping dominated the burst.
 final class Locked<State>: @unchecked Sendable {
-    private let lock = NSLock()
+    #if canImport(Glibc)
+        private let mutex: UnsafeMutablePointer<pthread_mutex_t>
+    #else
+        private let lock = NSLock()
+    #endif
     private var state: State
 
     init(_ state: State) {
         self.state = state
+        #if canImport(Glibc)
+            mutex = .allocate(capacity: 1)
+            var attributes = pthread_mutexattr_t()
+            pthread_mutexattr_init(&attributes)
+            pthread_mutexattr_settype(&attributes, Int32(PTHREAD_MUTEX_ADAPTIVE_NP))
+            pthread_mutex_init(mutex, &attributes)
+            pthread_mutexattr_destroy(&attributes)
+        #endif
+    }
+
+    deinit {
+        #if canImport(Glibc)
+            pthread_mutex_destroy(mutex)
+            mutex.deallocate()
+        #endif
     }
 
     func withLock<Result>(_ body: (inout State) throws -> Result) rethrows -> Result {
-        lock.lock()
-        defer { lock.unlock() }
+        #if canImport(Glibc)
+            pthread_mutex_lock(mutex)
+            defer { pthread_mutex_unlock(mutex) }
+        #else
+            lock.lock()
+            defer { lock.unlock() }
+        #endif
         return try body(&state)
     }
 }
