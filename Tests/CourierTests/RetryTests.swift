@@ -136,7 +136,8 @@ private func advance(_ clock: TestClock, through delays: [Duration]) async {
         task.cancel()
         await #expect(throws: CancellationError.self) { try await task.value }
         #expect(transport.callCount == 1)
-        #expect(clock.pendingSleeps.isEmpty)
+        #expect(!clock.pendingSleeps.contains(.milliseconds(500)))
+        #expect(client.deadlines.pendingCount == 0)
     }
 
     // MARK: The policy on its own

@@ -58,7 +58,7 @@ public actor TokenRefresher {
     private let operation: @Sendable (Credential?) async throws -> Credential
     private let currentDate: @Sendable () -> Date
     /// Time elapsed on the injected clock since the refresher was created.
-    private let elapsed: @Sendable () -> Duration
+    private let stopwatch: Stopwatch
 
     /// Creates a refresher.
     ///
@@ -89,7 +89,7 @@ public actor TokenRefresher {
             credential: credential, now: currentDate(), leeway: leeway, maxRefreshes: maxRefreshes, window: window)
         self.operation = refresh
         self.currentDate = currentDate
-        self.elapsed = Self.stopwatch(on: clock)
+        self.stopwatch = Stopwatch(clock: clock)
     }
 
     // MARK: Inspecting
@@ -193,7 +193,7 @@ public actor TokenRefresher {
 
     /// Registers a waiter; the state is asked again because it may have changed since the first look.
     private func register(_ waiter: RefreshState.Waiter, id: UInt64, rejecting rejected: Credential?) {
-        switch state.register(waiter, id: id, rejecting: rejected, now: currentDate(), elapsed: elapsed()) {
+        switch state.register(waiter, id: id, rejecting: rejected, now: currentDate(), elapsed: stopwatch.elapsed) {
         case .joined:
             break
         case .resume(let waiter, let outcome):
@@ -239,9 +239,4 @@ public actor TokenRefresher {
         state.removeWaiter(waiterID)?.resume(throwing: CancellationError())
     }
 
-    /// Measures time elapsed on `clock`; generic so that its instants can be compared.
-    private static func stopwatch<C: Clock<Duration>>(on clock: C) -> @Sendable () -> Duration {
-        let start = clock.now
-        return { start.duration(to: clock.now) }
-    }
 }

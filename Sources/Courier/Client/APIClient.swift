@@ -23,6 +23,8 @@ public final class APIClient: Sendable {
 
     /// `baseURL` as text without trailing slashes, so that building a URL does not re-read the base.
     let baseText: String
+    /// Keeps the deadlines of every attempt with one timer.
+    let deadlines: DeadlineScheduler
     /// Shares one flight among callers of the same request.
     let coalescer = RequestCoalescer<RequestKey, Exchange>()
     /// Background refreshes of stale responses served under `stale-while-revalidate`.
@@ -39,6 +41,7 @@ public final class APIClient: Sendable {
         self.baseURL = baseURL
         self.baseText = URLBuilder.baseText(of: baseURL)
         self.configuration = configuration
+        self.deadlines = DeadlineScheduler(clock: configuration.clock)
         self.instrumentation = Instrumentation(
             log: EventLog(clock: configuration.clock),
             redaction: Redaction(
@@ -235,7 +238,7 @@ public final class APIClient: Sendable {
         let transport = configuration.transport
         let start = instrumentation.attemptSent(request, attempt: attempt, id: id)
         do {
-            let response = try await Deadline.run(timeout: timeout, clock: configuration.clock) {
+            let response = try await Deadline.run(timeout: timeout, scheduler: deadlines) {
                 try await transport.send(request)
             }
             instrumentation.received(response, attempt: attempt, since: start, id: id)

@@ -1,4 +1,4 @@
-/// Runs an operation against a deadline on an injected clock.
+/// Runs an operation against a deadline kept by the client's ``DeadlineScheduler``.
 ///
 /// The operation runs in its own task so that the caller gets its answer the moment the deadline
 /// passes or the caller is cancelled, even from a transport that ignores cancellation: the operation is
@@ -6,7 +6,7 @@
 enum Deadline {
     static func run<Value: Sendable>(
         timeout: Duration,
-        clock: any Clock<Duration>,
+        scheduler: DeadlineScheduler,
         operation: @escaping @Sendable () async throws -> Value
     ) async throws -> Value {
         let race = Race<Value>()
@@ -17,14 +17,10 @@ enum Deadline {
                 race.finish(.failure(error))
             }
         }
-        let timer = Task {
-            // A cancelled sleep throws, and then the timer simply ends.
-            guard (try? await clock.sleep(for: timeout)) != nil else { return }
-            race.finish(.failure(APIError.timedOut(timeout)))
-        }
+        let deadline = scheduler.schedule(after: timeout) { race.finish(.failure(APIError.timedOut(timeout))) }
         defer {
             work.cancel()
-            timer.cancel()
+            scheduler.cancel(deadline)
         }
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in

@@ -28,7 +28,7 @@ public final class EventLog: Sendable {
 
     private let fanOut = EventFanOut()
     /// Time elapsed on the injected clock since the log was created.
-    private let elapsed: @Sendable () -> Duration
+    private let stopwatch: Stopwatch
 
     /// Creates a log with no subscribers.
     ///
@@ -38,7 +38,7 @@ public final class EventLog: Sendable {
     ///     default.
     public init(bufferSize: Int = EventLog.defaultBufferSize, clock: any Clock<Duration> = ContinuousClock()) {
         self.bufferSize = max(1, bufferSize)
-        self.elapsed = Self.stopwatch(on: clock)
+        self.stopwatch = Stopwatch(clock: clock)
     }
 
     deinit {
@@ -75,7 +75,7 @@ public final class EventLog: Sendable {
     public var droppedCount: Int { fanOut.droppedCount }
 
     /// Time elapsed on the log's clock since it was created: the ``ClientEvent/at`` of an event emitted now.
-    public var elapsedTime: Duration { elapsed() }
+    public var elapsedTime: Duration { stopwatch.elapsed }
 
     // MARK: Emitting
 
@@ -94,12 +94,7 @@ public final class EventLog: Sendable {
     /// so that every subscriber sees one order of events and their times never go back.
     @usableFromInline
     func deliver(_ requestID: RequestID, _ kind: ClientEvent.Kind) {
-        fanOut.deliver { ClientEvent(requestID: requestID, at: elapsed(), kind: kind) }
+        fanOut.deliver { ClientEvent(requestID: requestID, at: stopwatch.elapsed, kind: kind) }
     }
 
-    /// Measures time elapsed on `clock`; generic so that its instants can be compared.
-    private static func stopwatch<C: Clock<Duration>>(on clock: C) -> @Sendable () -> Duration {
-        let start = clock.now
-        return { start.duration(to: clock.now) }
-    }
 }
