@@ -20,7 +20,11 @@ func coalescerBenchmarks() {
         let coalescer = RequestCoalescer<Int, Int>()
         benchmark.startMeasurement()
         let values = await callers(10_000) { _ in
-            (try? await coalescer.run(1) { try await Task.sleep(for: .milliseconds(1)); return 1 })?.value ?? 0
+            let result = try? await coalescer.run(1) {
+                try await Task.sleep(for: .milliseconds(1))
+                return 1
+            }
+            return result?.value ?? 0
         }
         benchmark.stopMeasurement()
         blackHole(values)
@@ -31,7 +35,11 @@ func coalescerBenchmarks() {
         benchmark.startMeasurement()
         let values = await callers(10_000) { index in
             let key = index / 10
-            return (try? await coalescer.run(key) { try await Task.sleep(for: .milliseconds(1)); return key })?.value
+            let result = try? await coalescer.run(key) {
+                try await Task.sleep(for: .milliseconds(1))
+                return key
+            }
+            return result?.value
         }
         benchmark.stopMeasurement()
         blackHole(values)

@@ -192,9 +192,28 @@ extension HTTPHeaders: CustomStringConvertible {
 
     /// The fields one per line as `Name: value`, with credential values replaced by `<redacted>`.
     public var description: String {
-        fields.map { field in
-            let value = Self.alwaysRedacted.contains(field.canonicalName) ? "<redacted>" : field.value
-            return "\(field.name): \(value)"
-        }.joined(separator: "\n")
+        fields.map(\.description).joined(separator: "\n")
+    }
+}
+
+extension HTTPHeaders: CustomReflectable {
+    /// One child per field, `Name: value`, credentials redacted as in ``description``, so `dump` and
+    /// reflection-based loggers never show a token either.
+    public var customMirror: Mirror {
+        Mirror(self, unlabeledChildren: fields, displayStyle: .collection)
+    }
+}
+
+extension HTTPHeaders.Field: CustomStringConvertible, CustomReflectable {
+    /// `Name: value`, with the value of a credential field (`Authorization`, `Proxy-Authorization`,
+    /// `Cookie`, `Set-Cookie`) replaced by `<redacted>`.
+    public var description: String {
+        "\(name): \(HTTPHeaders.alwaysRedacted.contains(canonicalName) ? "<redacted>" : value)"
+    }
+
+    /// The name and the value as in ``description``: reflection never shows a credential.
+    public var customMirror: Mirror {
+        let shown = HTTPHeaders.alwaysRedacted.contains(canonicalName) ? "<redacted>" : value
+        return Mirror(self, children: ["name": name, "value": shown], displayStyle: .struct)
     }
 }

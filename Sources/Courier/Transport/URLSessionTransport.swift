@@ -12,23 +12,46 @@ import Foundation
 /// ``APIClient`` on its own clock, because URLSession truncates timeouts to whole seconds on Linux;
 /// the session's own timeouts are only a generous backstop.
 ///
+/// Redirects are followed by URLSession, but a redirect to another origin (scheme, host or port) drops
+/// `Authorization`, `Proxy-Authorization` and `Cookie`, so a credential meant for one server is never
+/// sent to another.
+///
 /// Cancelling the calling task cancels the URLSession task at once and throws `CancellationError`.
 /// `URLError`s become ``APIError/transport(_:underlying:)`` with the `URLError` kept as the cause.
 public final class URLSessionTransport: HTTPTransport {
     /// The session requests are sent with.
     public let session: URLSession
+    /// Whether the transport made `session`, and so invalidates it when it goes away.
+    private let ownsSession: Bool
 
     /// Creates a transport with its own session, made from ``defaultConfiguration``.
     public convenience init() {
-        self.init(session: URLSession(configuration: Self.defaultConfiguration))
+        self.init(configuration: Self.defaultConfiguration)
+    }
+
+    /// Creates a transport with its own session, made from `configuration`, whose delegate drops
+    /// credentials on cross-origin redirects. The session is invalidated when the transport is released.
+    ///
+    /// - Parameter configuration: The session's configuration; start from ``defaultConfiguration``.
+    public init(configuration: URLSessionConfiguration) {
+        self.session = URLSession(configuration: configuration, delegate: RedirectGuard(), delegateQueue: nil)
+        self.ownsSession = true
     }
 
     /// Creates a transport that sends with a session you configured.
     ///
     /// - Parameter session: The session to use. For server-side use, give it no `URLCache` and no
     ///   cookie storage, as ``defaultConfiguration`` does.
+    /// - Important: Credentials are dropped on cross-origin redirects only where URLSession delivers
+    ///   redirects to a task's delegate (Apple platforms), or when `session`'s own delegate does it.
+    ///   Prefer ``init(configuration:)``, whose session always does.
     public init(session: URLSession) {
         self.session = session
+        self.ownsSession = false
+    }
+
+    deinit {
+        if ownsSession { session.finishTasksAndInvalidate() }
     }
 
     /// An ephemeral configuration with no URL cache, no cookies, no credential storage, and
@@ -57,9 +80,9 @@ public final class URLSessionTransport: HTTPTransport {
         let data: Data
         let urlResponse: URLResponse
         do {
-            (data, urlResponse) = try await session.data(for: urlRequest)
+            (data, urlResponse) = try await session.data(for: urlRequest, delegate: RedirectGuard.shared)
         } catch {
-            throw Self.translate(error)
+            throw Self.translate(error, for: request.url)
         }
         guard let http = urlResponse as? HTTPURLResponse else {
             throw APIError.transport(.badServerResponse, underlying: URLError(.badServerResponse))
@@ -90,7 +113,11 @@ public final class URLSessionTransport: HTTPTransport {
     }
 
     /// Maps URLSession's errors onto Courier's, keeping the original as the cause.
-    static func translate(_ error: any Error) -> any Error {
+    ///
+    /// On Linux, URLSession reports a reply that is not HTTP/1.x (a garbage status line, `HTTP/9.9`, an
+    /// HTTP/0.9-style body) as `unsupportedURL`; for an http(s) URL that can only be the server's fault, so it
+    /// is a ``TransportFailure/badServerResponse``.
+    static func translate(_ error: any Error, for url: URL? = nil) -> any Error {
         if error is CancellationError { return error }
         guard let urlError = error as? URLError else {
             return APIError.transport(.other, underlying: error)
@@ -98,6 +125,11 @@ public final class URLSessionTransport: HTTPTransport {
         if urlError.code == .cancelled {
             // URLSession reports task cancellation as a URLError; callers expect CancellationError.
             return CancellationError()
+        }
+        if urlError.code == .unsupportedURL, let scheme = url?.scheme?.lowercased(),
+            scheme == "http" || scheme == "https"
+        {
+            return APIError.transport(.badServerResponse, underlying: urlError)
         }
         return APIError.transport(failure(for: urlError.code), underlying: urlError)
     }
@@ -117,5 +149,34 @@ public final class URLSessionTransport: HTTPTransport {
             .badServerResponse
         default: .other
         }
+    }
+}
+
+/// Drops credentials from a redirected request whose origin differs from the original request's, so a
+/// token for one server never reaches another (RFC 9110 §15.4 leaves this to the client).
+final class RedirectGuard: NSObject, URLSessionTaskDelegate, Sendable {
+    /// A delegate for tasks of sessions the transport did not make.
+    static let shared = RedirectGuard()
+
+    /// The header fields that carry credentials and must not cross origins.
+    static let credentialFields = ["Authorization", "Proxy-Authorization", "Cookie"]
+
+    func urlSession(
+        _ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
+        newRequest request: URLRequest, completionHandler: @escaping @Sendable (URLRequest?) -> Void
+    ) {
+        let from = task.originalRequest?.url ?? response.url
+        completionHandler(Self.redirect(request, from: from))
+    }
+
+    /// `request` as it may be sent after a redirect from `origin`: unchanged within the same origin,
+    /// without credential fields across origins.
+    static func redirect(_ request: URLRequest, from origin: URL?) -> URLRequest {
+        guard let target = request.url, let origin, ResponseCache.sameOrigin(origin, target) else {
+            var stripped = request
+            for field in credentialFields { stripped.setValue(nil, forHTTPHeaderField: field) }
+            return stripped
+        }
+        return request
     }
 }

@@ -298,6 +298,12 @@ enum TestServerSocket {
         _ = shutdown(fd, Int32(SHUT_RDWR))
     }
 
+    /// Makes the coming `close` abort the connection with a TCP RST (`SO_LINGER` with a zero timeout).
+    static func resetOnClose(_ fd: Int32) {
+        var option = linger(l_onoff: 1, l_linger: 0)
+        _ = setsockopt(fd, SOL_SOCKET, SO_LINGER, &option, socklen_t(MemoryLayout<linger>.size))
+    }
+
     static func closeFD(_ fd: Int32) {
         _ = close(fd)
     }

@@ -45,6 +45,7 @@ final class TestServer: Sendable {
         enum Kind: Sendable {
             case response(status: Int, headers: [(String, String)], body: Data)
             case raw(Data, close: Bool)
+            case reset(Data)
             case stall
             case close
         }
@@ -73,6 +74,11 @@ final class TestServer: Sendable {
         /// Write these exact bytes, then close the connection if `close` (for fault tests).
         static func raw(_ bytes: Data, close: Bool = true) -> Reply {
             Reply(kind: .raw(bytes, close: close))
+        }
+
+        /// Write these exact bytes, then reset the connection (TCP RST instead of an orderly close).
+        static func reset(after bytes: Data) -> Reply {
+            Reply(kind: .reset(bytes))
         }
 
         /// Never answer; hold the connection open until the client disconnects or the server shuts down.
@@ -299,6 +305,10 @@ extension TestServer {
                     return
                 case .raw(let bytes, let close):
                     guard TestServerSocket.sendAll(fd, bytes), !close else { return }
+                case .reset(let bytes):
+                    _ = TestServerSocket.sendAll(fd, bytes)
+                    TestServerSocket.resetOnClose(fd)
+                    return
                 case .response:
                     let bytes = HTTPWire.encode(reply, method: request.method, closing: !keepAlive)
                     guard TestServerSocket.sendAll(fd, bytes) else { return }
