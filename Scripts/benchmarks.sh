@@ -14,13 +14,20 @@ benchmark() { swift package --disable-sandbox --allow-writing-to-package-directo
 case "$mode" in
 update)
     benchmark thresholds update
-    # Keep only the allocation metric in each committed file.
+    # Keep only the allocation metric in each committed file. The tool writes names with spaces turned into
+    # underscores but looks them up with spaces (package-benchmark 1.38.1), so the names are turned back; no
+    # benchmark name here contains an underscore of its own.
     python3 - <<'PY'
 import json, pathlib
-for path in pathlib.Path("Thresholds").glob("*.json"):
+for path in pathlib.Path("Thresholds").glob("*_*.json"):
     data = json.loads(path.read_text())
-    path.write_text(json.dumps({"mallocCountTotal": data["mallocCountTotal"]}, indent=2, sort_keys=True) + "\n")
-    print(f"{path.name}: mallocCountTotal {data['mallocCountTotal']}")
+    path.unlink()
+    target = path.with_name(path.name.replace("_", " "))
+    # Subscribers that read are woken as the scheduler pleases, so their allocation count is not repeatable.
+    if "subscribers reading" in target.name:
+        continue
+    target.write_text(json.dumps({"mallocCountTotal": data["mallocCountTotal"]}, indent=2, sort_keys=True) + "\n")
+    print(f"{target.name}: mallocCountTotal {data['mallocCountTotal']}")
 PY
     ;;
 check)
