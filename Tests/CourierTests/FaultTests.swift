@@ -159,8 +159,13 @@ import Testing
     @Test func aTenMegabyteBodyArrivesExactlyAndIsTooLargeToCache() async throws {
         let rig = try Rig()
         defer { rig.server.shutdown() }
+        // 160 random 64 KiB blocks, each stamped with its index, so a dropped or repeated block shows.
         var generator = ReliabilityKit.SplitMix64(seed: 10)
-        let body = Data((0..<(10 << 20)).map { _ in UInt8(truncatingIfNeeded: generator.next()) })
+        let block = (0..<(64 << 10)).map { _ in UInt8(truncatingIfNeeded: generator.next()) }
+        let body = (0..<160).reduce(into: Data(capacity: 10 << 20)) { body, index in
+            body.append(UInt8(index))
+            body.append(contentsOf: block.dropFirst())
+        }
         rig.server.route("GET", "/big") { _ in
             .init(status: 200, headers: [("Cache-Control", "max-age=600"), ("ETag", "\"big\"")], body: body)
         }
@@ -172,7 +177,7 @@ import Testing
         #expect(response.attempts == 1)
         let drained = await rig.expectDrained(cacheEntries: 0)
         ReliabilityKit.record(
-            "fault", "10 MiB body (random bytes, cacheable headers)", cases: 1,
+            "fault", "10 MiB body (random blocks, cacheable headers)", cases: 1,
             outcome: "success, byte-for-byte equal; not cached (over the 4 MiB entry limit)", leaked: !drained)
     }
 
