@@ -80,7 +80,7 @@ public final class URLSessionTransport: HTTPTransport {
         let data: Data
         let urlResponse: URLResponse
         do {
-            (data, urlResponse) = try await session.data(for: urlRequest, delegate: RedirectGuard.shared)
+            (data, urlResponse) = try await load(urlRequest)
         } catch {
             throw Self.translate(error, for: request.url)
         }
@@ -88,6 +88,46 @@ public final class URLSessionTransport: HTTPTransport {
             throw APIError.transport(.badServerResponse, underlying: URLError(.badServerResponse))
         }
         return HTTPResponse(statusCode: http.statusCode, headers: Self.headers(of: http), body: data)
+    }
+
+    // MARK: Loading
+
+    /// One data task, cancelled when the calling task is.
+    ///
+    /// Not `URLSession.data(for:)`: in swift-corelibs-foundation its cancellation handler calls
+    /// `URLSessionTask.cancel()`, which waits on the session's queue while the runtime holds the cancelled task's
+    /// status lock, and the session's queue may at that moment be resuming the same task, which needs that lock.
+    /// Seen here as a deadlock of the whole session under ThreadSanitizer, where a deadline or a cancelled caller
+    /// raced a response that was just arriving. The handler here only flags the task and cancels it from another
+    /// queue, so it never waits while the lock is held.
+    private func load(_ request: URLRequest) async throws -> (Data, URLResponse) {
+        let cancellation = Locked(PendingTask())
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { continuation in
+                let task = session.dataTask(with: request) { data, response, error in
+                    if let error {
+                        continuation.resume(throwing: error)
+                    } else if let response {
+                        continuation.resume(returning: (data ?? Data(), response))
+                    } else {
+                        continuation.resume(throwing: URLError(.badServerResponse))
+                    }
+                }
+                task.delegate = RedirectGuard.shared
+                let cancelled = cancellation.withLock { pending in
+                    pending.task = task
+                    return pending.isCancelled
+                }
+                task.resume()
+                if cancelled { task.cancel() }
+            }
+        } onCancel: {
+            let task = cancellation.withLock { pending in
+                pending.isCancelled = true
+                return pending.task
+            }
+            if let task { DispatchQueue.global().async { task.cancel() } }
+        }
     }
 
     // MARK: Translating
@@ -154,6 +194,12 @@ public final class URLSessionTransport: HTTPTransport {
 
 /// Drops credentials from a redirected request whose origin differs from the original request's, so a
 /// token for one server never reaches another (RFC 9110 §15.4 leaves this to the client).
+/// The data task of one `send`, and whether its caller was cancelled before the task existed.
+private struct PendingTask {
+    var task: URLSessionDataTask?
+    var isCancelled = false
+}
+
 final class RedirectGuard: NSObject, URLSessionTaskDelegate, Sendable {
     /// A delegate for tasks of sessions the transport did not make.
     static let shared = RedirectGuard()
