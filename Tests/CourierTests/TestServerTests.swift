@@ -21,7 +21,7 @@ import Testing
     ) async throws -> (Data, HTTPURLResponse) {
         var request = URLRequest(url: url)
         request.httpMethod = method
-        let (data, response) = try await session.data(for: request)
+        let (data, response) = try await session.loadData(for: request)
         return (data, try #require(response as? HTTPURLResponse))
     }
 
@@ -101,7 +101,7 @@ import Testing
             for index in 0..<count {
                 let url = try #require(URL(string: "\(server.baseURL.absoluteString)/ping?\(index)"))
                 group.addTask {
-                    let (data, _) = try await session.data(from: url)
+                    let (data, _) = try await session.loadData(from: url)
                     return (index, String(decoding: data, as: UTF8.self))
                 }
             }
@@ -123,7 +123,7 @@ import Testing
         defer { session.invalidateAndCancel() }
 
         for _ in 0..<5 {
-            let (data, _) = try await session.data(from: server.baseURL.appendingPathComponent("n"))
+            let (data, _) = try await session.loadData(from: server.baseURL.appendingPathComponent("n"))
             #expect(data == Data("n".utf8))
         }
         #expect(server.hits("/n") == 5)
@@ -162,7 +162,7 @@ import Testing
         var request = URLRequest(url: server.baseURL.appendingPathComponent("stream"))
         request.httpMethod = "PUT"
         request.httpBodyStream = InputStream(data: Data(text.utf8))
-        let (data, _) = try await session.data(for: request)
+        let (data, _) = try await session.loadData(for: request)
 
         #expect(String(decoding: data, as: UTF8.self) == text)
         let received = try #require(server.requests.first)
@@ -179,10 +179,10 @@ import Testing
         defer { session.invalidateAndCancel() }
 
         await #expect(throws: (any Error).self) {
-            _ = try await session.data(from: server.baseURL.appendingPathComponent("garbage"))
+            _ = try await session.loadData(from: server.baseURL.appendingPathComponent("garbage"))
         }
         await #expect(throws: (any Error).self) {
-            _ = try await session.data(from: server.baseURL.appendingPathComponent("hangup"))
+            _ = try await session.loadData(from: server.baseURL.appendingPathComponent("hangup"))
         }
         #expect(server.hits("/garbage") >= 1)
         #expect(server.hits("/hangup") >= 1)
@@ -196,7 +196,7 @@ import Testing
 
         let url = server.baseURL.appendingPathComponent("stall")
         let clock = ContinuousClock()
-        let client = Task { try await session.data(from: url) }
+        let client = Task { try await session.loadData(from: url) }
         await server.waitForHits("/stall", count: 1)
         let cancelledAt = clock.now
         client.cancel()
@@ -212,7 +212,7 @@ import Testing
         #expect(server.openConnections == 0)
 
         // A second stall that only ends because of shutdown.
-        let second = Task { try await session.data(from: url) }
+        let second = Task { try await session.loadData(from: url) }
         await server.waitForHits("/stall", count: 2)
         let shutdownAt = clock.now
         server.shutdown()
@@ -236,7 +236,7 @@ import Testing
 
         await server.waitForHits("/slow", count: 0)  // Already satisfied: returns at once.
         let url = server.baseURL.appendingPathComponent("slow")
-        let client = Task { try await session.data(from: url) }
+        let client = Task { try await session.loadData(from: url) }
         await server.waitForHits("/slow", count: 1)
         #expect(server.hits("/slow") == 1)
         #expect(server.hits("/other") == 0)
@@ -258,10 +258,10 @@ import Testing
         defer { session.invalidateAndCancel() }
         let url = server.baseURL.appendingPathComponent("x")
 
-        _ = try await session.data(from: url)
+        _ = try await session.loadData(from: url)
         server.shutdown()
         server.shutdown()
-        await #expect(throws: (any Error).self) { _ = try await session.data(from: url) }
+        await #expect(throws: (any Error).self) { _ = try await session.loadData(from: url) }
         #expect(server.totalHits == 1)
     }
 
@@ -271,9 +271,23 @@ import Testing
         let session = makeSession()
         defer { session.invalidateAndCancel() }
 
-        let (_, response) = try await session.data(from: url)
+        let (_, response) = try await session.loadData(from: url)
         #expect((response as? HTTPURLResponse)?.statusCode == 404)
         server = nil
-        await #expect(throws: (any Error).self) { _ = try await session.data(from: url) }
+        await #expect(throws: (any Error).self) { _ = try await session.loadData(from: url) }
+    }
+}
+
+extension URLSession {
+    /// `data(for:)` as Courier's transport loads it. Foundation's own async `data(for:)` can deadlock on Linux
+    /// when a task is cancelled while its response arrives (see `URLSessionTransport.load`), which a task
+    /// group's cancellation under ThreadSanitizer made happen here.
+    func loadData(for request: URLRequest) async throws -> (Data, URLResponse) {
+        try await URLSessionTransport(session: self).load(request)
+    }
+
+    /// `data(from:)` as Courier's transport loads it.
+    func loadData(from url: URL) async throws -> (Data, URLResponse) {
+        try await loadData(for: URLRequest(url: url))
     }
 }

@@ -100,7 +100,7 @@ public final class URLSessionTransport: HTTPTransport {
     /// Seen here as a deadlock of the whole session under ThreadSanitizer, where a deadline or a cancelled caller
     /// raced a response that was just arriving. The handler here only flags the task and cancels it from another
     /// queue, so it never waits while the lock is held.
-    private func load(_ request: URLRequest) async throws -> (Data, URLResponse) {
+    func load(_ request: URLRequest) async throws -> (Data, URLResponse) {
         let cancellation = Locked(PendingTask())
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
