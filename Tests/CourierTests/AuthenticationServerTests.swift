@@ -80,7 +80,7 @@ private struct Echo: Decodable, Equatable {
     private static func makeSession(connections: Int) -> URLSession {
         let configuration = URLSessionTransport.defaultConfiguration
         configuration.httpMaximumConnectionsPerHost = connections
-        configuration.timeoutIntervalForRequest = 30
+        configuration.timeoutIntervalForRequest = 300  // a backstop for slow sanitizer runs
         return URLSession(configuration: configuration)
     }
 }
