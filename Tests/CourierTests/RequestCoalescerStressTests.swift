@@ -5,22 +5,7 @@ import Testing
 private typealias Kit = CoalescerTestKit
 
 extension CoalescerTestKit {
-    /// SplitMix64 (Steele, Lea & Flood): tiny, fast and seedable, so a failing round can be replayed exactly.
-    struct SplitMix64: RandomNumberGenerator {
-        private var state: UInt64
-
-        init(seed: UInt64) {
-            state = seed
-        }
-
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var mixed = state
-            mixed = (mixed ^ (mixed >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            mixed = (mixed ^ (mixed >> 27)) &* 0x94D0_49BB_1331_11EB
-            return mixed ^ (mixed >> 31)
-        }
-    }
+    typealias SplitMix64 = CourierTests.SplitMix64
 }
 
 /// Randomized bursts and large fan-ins; each burst is fully gated so its expected outcome is deterministic.

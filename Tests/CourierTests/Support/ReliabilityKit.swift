@@ -13,39 +13,7 @@ import Testing
 /// generator, leak checks for every internal table, a clock that skips short sleeps, resident memory, and
 /// the run summary that `Scripts/reliability-report.sh` turns into `Docs/Reliability.md`.
 enum ReliabilityKit {
-    /// SplitMix64 (Steele, Lea, Flood 2014): tiny, fast, and the same sequence on every platform for a
-    /// seed, so a fuzz failure is reproduced from its seed alone.
-    struct SplitMix64: RandomNumberGenerator {
-        private var state: UInt64
-
-        init(seed: UInt64) {
-            state = seed
-        }
-
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-
-        /// A uniformly chosen element (the collection must not be empty).
-        mutating func pick<C: Collection>(_ collection: C) -> C.Element {
-            let offset = Int(next() % UInt64(collection.count))
-            return collection[collection.index(collection.startIndex, offsetBy: offset)]
-        }
-
-        /// An integer in `range`.
-        mutating func int(_ range: ClosedRange<Int>) -> Int {
-            range.lowerBound + Int(next() % UInt64(range.count))
-        }
-
-        /// `true` with probability `percent` / 100.
-        mutating func chance(_ percent: Int) -> Bool {
-            Int(next() % 100) < percent
-        }
-    }
+    typealias SplitMix64 = CourierTests.SplitMix64
 
     /// FNV-1a over UTF-8: a stable digest of a run's outcomes, to compare two runs of the same seed.
     struct Digest: Equatable, CustomStringConvertible {
