@@ -102,17 +102,16 @@ struct CacheControlTests {
         #expect(CacheControl(parsing: header.dropFirst(15)) == CacheControl(maxAge: 9))
     }
 
-    /// Large pathological inputs finish quickly (single pass), e.g. endless escapes or thousands of directives.
-    @Test func linearOnPathologicalInput() {
+    /// Large pathological inputs finish (single pass), e.g. endless escapes or thousands of directives. A
+    /// quadratic parser would blow the time limit; no wall-clock time is asserted.
+    @Test(.timeLimit(.minutes(1))) func linearOnPathologicalInput() {
         let inputs = [
             String(repeating: "a=\"\\\"", count: 100_000),
             String(repeating: "\"", count: 300_000),
             (0..<20_000).map { "x\($0)=\($0)" }.joined(separator: ","),
             String(repeating: "max-age=1,", count: 50_000),
         ]
-        let start = ContinuousClock.now
         let parsed = inputs.map { CacheControl(parsing: $0) }
-        #expect(ContinuousClock.now - start < .seconds(10))
         #expect(parsed[2].extensions.count == 20_000)
         #expect(parsed[3] == CacheControl(maxAge: 1))
     }
