@@ -47,10 +47,10 @@ public struct RequestKey: Hashable, Sendable, CustomStringConvertible {
         let standard = Self.standardVaryingHeaders
         let names = extraHeaders.isEmpty ? standard : standard + extraHeaders.map { $0.lowercased() }
         varyingHeaders = names.compactMap { name in
-            request.headers.value(canonicalName: name).map { "\(name): \($0)" }
+            request.headers[name].map { "\(name): \($0)" }
         }
         credentials = Self.credentialHeaders.compactMap { name in
-            request.headers.value(canonicalName: name).map { "\(name): \($0)" }
+            request.headers[name].map { "\(name): \($0)" }
         }
         body = request.body
         self.partition = partition
@@ -75,7 +75,6 @@ public struct RequestKey: Hashable, Sendable, CustomStringConvertible {
 
 /// Where a URL's text departs from its normal form, found in one pass over its bytes.
 private struct NormalizationPlan {
-    let schemeEnd: Int
     let authorityStart: Int
     let authorityEnd: Int
     let defaultPortLength: Int
@@ -89,7 +88,6 @@ private struct NormalizationPlan {
         guard let colon = bytes.firstIndex(of: UInt8(ascii: ":")), colon + 2 < bytes.count,
             bytes[colon + 1] == UInt8(ascii: "/"), bytes[colon + 2] == UInt8(ascii: "/")
         else { return nil }
-        schemeEnd = colon
         authorityStart = colon + 3
         var index = authorityStart
         while index < bytes.count, bytes[index] != UInt8(ascii: "/"), bytes[index] != UInt8(ascii: "?"),

@@ -109,16 +109,6 @@ public struct HTTPHeaders: Sendable, Hashable, ExpressibleByDictionaryLiteral {
         fields.compactMap { $0.hasName(name) ? $0.value : nil }
     }
 
-    /// The combined value for a name that is already lower-cased: the per-request path uses this to skip
-    /// lower-casing constant names on every lookup.
-    func value(canonicalName: String) -> String? {
-        var result: String?
-        for field in fields where field.hasName(canonicalName) {
-            result = result.map { $0 + ", " + field.value } ?? field.value
-        }
-        return result
-    }
-
     /// Whether at least one field has this name, ignoring case.
     ///
     /// - Parameter name: The field name, in any case.
