@@ -7,7 +7,7 @@ private typealias Kit = EventTestKit
 
 /// The fan-out itself: every subscriber gets every event in one order, a slow subscriber costs its buffer and
 /// nothing more, subscribers that leave are removed, and nobody listening means nothing is built.
-@Suite(.timeLimit(.minutes(1))) struct EventLogTests {
+@Suite(.timeLimit(.minutes(2))) struct EventLogTests {
     private static func id(_ number: Int) -> RequestID { RequestID(rawValue: UInt64(number)) }
 
     @Test func withNoSubscriberNoEventIsBuilt() {
@@ -106,12 +106,13 @@ private typealias Kit = EventTestKit
     @Test func aSubscriberThatNeverReadsLeavesRequestsAlone() async throws {
         let client = Kit.makeClient(MockTransport.responding(body: "ok"))
         let events = client.events
-        for _ in 0..<1_000 { _ = try await client.send(Request<Data>.get("/items")) }
+        // 400 calls are enough to overflow the buffer; sequential calls are slow under ThreadSanitizer.
+        for _ in 0..<400 { _ = try await client.send(Request<Data>.get("/items")) }
         let metrics = client.metrics
-        #expect(metrics.requests == 1_000)
+        #expect(metrics.requests == 400)
         #expect(metrics.failures == 0)
         // Four events per call (started, attempt, response, finished): all but the newest 1,024 were dropped.
-        #expect(metrics.droppedEvents == 4_000 - 1_024)
+        #expect(metrics.droppedEvents == 1_600 - 1_024)
         let kept = await Kit.collect(events, from: client.eventLog)
         #expect(kept.count == 1_023)  // the marker itself pushed out one more
         #expect(kept.last?.kind == .requestFinished(source: .network, status: 200, duration: .zero))
