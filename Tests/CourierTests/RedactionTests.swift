@@ -8,7 +8,10 @@ private typealias Kit = EventTestKit
 /// Secrets never reach an event, an event line or an error description: credentials are found by name and replaced
 /// with `<redacted>`.
 @Suite(.timeLimit(.minutes(1))) struct RedactionTests {
-    private let redaction = Redaction(headers: ["X-Signature"], queryParameters: ["api_key", "Sig"])
+    private let redaction = Redaction(
+        CredentialPolicy(
+            headerNames: CredentialPolicy.standardHeaderNames.union(["X-Signature"]),
+            queryParameters: ["api_key", "Sig"]))
 
     @Test(arguments: [
         ("https://a.test/p?api_key=s3&page=2", "https://a.test/p?api_key=<redacted>&page=2"),
@@ -77,8 +80,8 @@ private typealias Kit = EventTestKit
             transport, cache: ResponseCache(), retryPolicy: RetryPolicy(maxAttempts: 2, jitter: .none), clock: clock,
             authenticator: refresher
         ) { configuration in
-            configuration.redactedHeaders = ["X-Signature"]
-            configuration.redactedQueryParameters.append("private_id")
+            configuration.credentials.headerNames.insert("X-Signature")
+            configuration.credentials.queryParameters.insert("private_id")
             configuration.headers = ["Cookie": "session=secret-cookie", "X-Signature": "secret-signature"]
         }
         let events = client.events

@@ -3,8 +3,8 @@ import Foundation
 /// Who a stored response belongs to (RFC 9111 §2: the cache key may include more than the URI).
 ///
 /// The identity is what ``ResponseCache`` callers pass as `partition` (a user id, the credential's identity);
-/// the credentials are the values of `Authorization`, `Proxy-Authorization` and `Cookie` in the request as it was
-/// looked up. Both take part, so two users never share a stored response even when no identity is given. The
+/// the credentials are the values of the header fields the request's ``CredentialPolicy`` names, in the request as
+/// it was looked up (after adapters). Both take part, so two users never share a stored response even when no identity is given. The
 /// values are compared, never printed.
 struct CachePartition: Hashable, Sendable {
     let identity: String?
@@ -12,7 +12,7 @@ struct CachePartition: Hashable, Sendable {
 
     init(identity: String?, request: HTTPRequest) {
         self.identity = identity
-        credentials = RequestKey.credentialHeaders.compactMap { name in request.headers[name].map { "\(name): \($0)" } }
+        credentials = request.credentials.credentialLines(of: request.headers)
     }
 }
 

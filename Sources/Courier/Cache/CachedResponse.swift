@@ -11,7 +11,8 @@ import Foundation
 /// }
 /// ```
 public struct CachedResponse: Sendable {
-    /// The stored response: status, header fields (hop-by-hop fields removed, RFC 9111 §3.1) and body.
+    /// The stored response: status, header fields (hop-by-hop fields removed, RFC 9111 §3.1, and `Set-Cookie`, which
+    /// belongs to the caller who received it) and body.
     public let response: HTTPResponse
     /// When the request that produced (or last revalidated) this response was sent (`request_time`, §4.2.3).
     public let requestTime: Date
@@ -45,6 +46,10 @@ public struct CachedResponse: Sendable {
         "connection", "keep-alive", "proxy-connection", "te", "transfer-encoding", "upgrade", "trailer",
     ]
 
+    /// Header fields that hand a credential to the one caller who received them (RFC 6265 §3: a cookie is set for
+    /// that user agent's session), so a stored response never replays them to another caller.
+    static let perRecipientFields: Set<String> = ["set-cookie", "set-cookie2"]
+
     /// Header fields a `304` never replaces (§3.2): framing and content coding describe the stored body.
     static let fieldsKeptOnUpdate: Set<String> = hopByHopFields.union([
         "content-length", "content-encoding", "content-range",
@@ -60,7 +65,9 @@ public struct CachedResponse: Sendable {
     public init(response: HTTPResponse, request: HTTPRequest, requestTime: Date, responseTime: Date) {
         var headers = response.headers
         let listed = Self.listValues(response.headers, "Connection")
-        for name in Self.hopByHopFields.union(listed) where headers.contains(name) { headers.remove(name: name) }
+        for name in Self.hopByHopFields.union(Self.perRecipientFields).union(listed) where headers.contains(name) {
+            headers.remove(name: name)
+        }
         self.response = HTTPResponse(statusCode: response.statusCode, headers: headers, body: response.body)
         self.requestTime = requestTime
         self.responseTime = responseTime
@@ -146,5 +153,20 @@ public struct CachedResponse: Sendable {
     /// A request header's value for `Vary` matching (§4.1): lines combined with `", "`, outer whitespace removed.
     static func normalizedValue(of name: String, in headers: HTTPHeaders) -> String? {
         headers[name]?.trimmingCharacters(in: .whitespaces)
+    }
+}
+
+extension CachedResponse: CustomReflectable {
+    /// The response and the times, never the request header values recorded for `Vary` matching (with
+    /// `Vary: Authorization` they would be a credential): `dump` shows only their names.
+    public var customMirror: Mirror {
+        Mirror(
+            self,
+            children: [
+                "response": response, "requestTime": requestTime, "responseTime": responseTime,
+                "freshnessLifetime": freshnessLifetime, "isHeuristic": isHeuristic, "etag": etag as Any,
+                "lastModified": lastModified as Any, "byteCount": byteCount, "varyNames": varyNames,
+            ],
+            displayStyle: .struct)
     }
 }

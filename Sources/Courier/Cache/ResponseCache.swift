@@ -292,11 +292,6 @@ public actor ResponseCache {
 
     /// Same scheme, host and port (RFC 6454), defaults applied.
     nonisolated static func sameOrigin(_ lhs: URL, _ rhs: URL) -> Bool {
-        func origin(_ url: URL) -> String? {
-            guard let scheme = url.scheme?.lowercased(), let host = url.host?.lowercased() else { return nil }
-            let port = url.port ?? (scheme == "https" ? 443 : scheme == "http" ? 80 : -1)
-            return "\(scheme)://\(host):\(port)"
-        }
-        return origin(lhs) != nil && origin(lhs) == origin(rhs)
+        Origin.same(lhs, rhs)
     }
 }

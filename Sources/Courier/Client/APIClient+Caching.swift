@@ -7,21 +7,26 @@ extension APIClient {
     /// The flight: sends `request` (joining an identical one in flight) and passes the result through `absorb`.
     typealias Flight = @Sendable (_ request: HTTPRequest, _ absorb: @escaping Absorb) async throws -> Exchange
 
-    /// Answers `prepared` from the cache, or runs `flight` with the request the cache decided on (possibly
-    /// conditional) and records the outcome in the cache.
+    /// Answers `adapted` from the cache, or runs `flight` with the request the cache decided on (possibly
+    /// conditional) and records the outcome in the cache. A private call (see ``Adapted/isPrivate``) is neither
+    /// answered from the cache nor stored, though an unsafe one still invalidates.
     ///
     /// - Parameters:
-    ///   - prepared: The request as built, before adapters run; it is what the cache keys on.
+    ///   - adapted: The request after the adapters' first run; it is what the cache keys and matches `Vary` on.
     ///   - policy: The request's cache policy.
     ///   - partition: The credential identity the response belongs to, or `nil` for anonymous requests.
     ///   - id: The call, for its events.
     ///   - flight: Sends a request through the coalescer and applies `absorb` inside the flight.
     func withCache(
-        _ prepared: HTTPRequest, policy: CachePolicy, partition: String?, id: RequestID, flight: @escaping Flight
+        _ adapted: Adapted, policy: CachePolicy, partition: String?, id: RequestID, flight: @escaping Flight
     ) async throws -> Exchange {
-        guard let cache = configuration.cache else {
+        let prepared = adapted.request
+        guard let cache = configuration.cache, !adapted.isPrivate || !prepared.method.isSafe else {
             if policy == .onlyIfCached { throw APIError.notCached(prepared.url) }
             return try await flight(prepared) { $0 }
+        }
+        if adapted.isPrivate {
+            return try await flight(prepared, absorber(cache, prepared, partition, validating: nil, id: id))
         }
         let now = configuration.currentDate()
         let lookup = await cache.lookup(prepared, partition: partition, policy: policy, now: now)
@@ -93,21 +98,12 @@ extension APIClient {
                 exchange.source = .revalidated
                 return exchange
             }
-            // Credentials an adapter added after the lookup are invisible to the cache key: without an identity to
-            // partition by, such a response is not stored, so it can never be served to another user.
-            guard partition != nil || Self.credentials(of: exchange.request) == Self.credentials(of: prepared) else {
-                return exchange
-            }
             let outcome = await cache.storeCountingEvictions(
                 response, for: prepared, partition: partition, requestTime: requestTime, responseTime: responseTime)
             if let bytes = outcome.storedBytes { instrumentation.emit(id, .stored(bytes: bytes)) }
             if outcome.evicted > 0 { instrumentation.emit(id, .evicted(count: outcome.evicted)) }
             return exchange
         }
-    }
-
-    private static func credentials(of request: HTTPRequest) -> [String?] {
-        RequestKey.credentialHeaders.map { request.headers[$0] }
     }
 }
 

@@ -25,25 +25,45 @@ extension APIClient {
         public var cache: ResponseCache?
         /// Decides whether failed attempts are sent again. ``RetryPolicy/default`` by default.
         public var retryPolicy: RetryPolicy
-        /// Run in order on every attempt, before the request is sent.
+        /// Run in order on every attempt, before the request is sent. The first attempt's run happens before the
+        /// cache and the coalescer see the request, so what adapters add is matched by `Vary` and enters the key;
+        /// see ``RequestAdapter/variesOn`` for what makes a call private.
         public var adapters: [any RequestAdapter]
         /// Provides and renews the credential of requests that ``Request/requiresAuthentication``.
         /// `nil` (the default) sends every request without authorization.
         ///
         /// With an authenticator, each attempt carries its current credential (applied by ``authorize``
         /// after the adapters ran); a `401` triggers one refresh and one resend. Requests of different
-        /// credential identities never share an in-flight request.
+        /// credential identities never share an in-flight request. The credential goes only to the base URL's
+        /// origin and to ``trustedOrigins``.
         public var authenticator: TokenRefresher?
         /// Applies a credential to a request, after the adapters ran. Sets
         /// `Authorization: Bearer <access token>` by default.
+        ///
+        /// The header names and query parameters it writes are credentials: the client finds them by calling it
+        /// once with a placeholder credential when it is created, and adds them to ``credentials``, so a token
+        /// written to `X-Auth-Token` or `?access_token=` is redacted and partitioned like `Authorization`.
         public var authorize: @Sendable (inout HTTPRequest, Credential) -> Void
+        /// What counts as a credential: the header names and query parameters (URL user information always
+        /// counts). One list drives cache partitioning, the coalescing key, redaction in events, errors and
+        /// descriptions, and what a cross-origin redirect strips. ``CredentialPolicy/standard`` by default.
+        public var credentials: CredentialPolicy
+        /// Origins besides the base URL's that may receive credentials: the authenticator's credential and the
+        /// credential fields of ``headers``. Give a URL per origin (`https://uploads.example.com`); only its
+        /// scheme, host and port count. Empty by default.
+        ///
+        /// A request to any other origin goes without them unless it sets
+        /// ``Request/sendsCredentialsToAnyOrigin``; credentials the request carries itself (its own headers,
+        /// query or user information) are sent as given.
+        public var trustedOrigins: [URL]
         /// Whether identical in-flight requests share one upstream call. On by default; a request can
         /// still opt out with ``CoalescingPolicy/never``.
         public var isCoalescingEnabled: Bool
         /// Header names, besides `Accept`, `Accept-Encoding`, `Accept-Language` and `Range`, whose
         /// values make two requests different for coalescing (for example `X-Tenant`).
         public var coalescingHeaders: [String]
-        /// Headers sent with every request unless the request sets the same name.
+        /// Headers sent with every request unless the request sets the same name. Credential fields among them
+        /// (see ``credentials``) go only to the base URL's origin and ``trustedOrigins``.
         public var headers: HTTPHeaders
         /// The deadline of one attempt when the request sets none. 60 seconds by default.
         public var timeout: Duration
@@ -60,17 +80,6 @@ extension APIClient {
         /// The current date, for reading HTTP dates such as `Retry-After` and for the cache's age and freshness
         /// arithmetic (`Date`, `Expires`, `Last-Modified`, `Age`). `Date()` by default.
         public var currentDate: @Sendable () -> Date
-        /// Header names whose values events show as `<redacted>`, besides `Authorization`, `Proxy-Authorization`,
-        /// `Cookie` and `Set-Cookie`, which are always redacted. Compared ignoring case. Empty by default.
-        public var redactedHeaders: [String]
-        /// Query parameter names whose values events and their error descriptions show as `<redacted>`, compared
-        /// ignoring case: for example `"api_key"` turns `?api_key=abc` into `?api_key=<redacted>`.
-        ///
-        /// By default the names that carry secrets in common APIs: `access_token`, `api_key`, `apikey`,
-        /// `client_secret`, `code`, `id_token`, `key`, `password`, `refresh_token`, `secret`, `sig`, `signature`
-        /// and `token`. ``APIError`` descriptions always redact these defaults; append your API's own names.
-        public var redactedQueryParameters: [String]
-
         /// Creates a configuration.
         ///
         /// - Parameters:
@@ -113,8 +122,8 @@ extension APIClient {
             self.encoder = JSONEncoder()
             self.clock = clock
             self.currentDate = currentDate
-            self.redactedHeaders = []
-            self.redactedQueryParameters = Redaction.standardQueryParameters
+            self.credentials = .standard
+            self.trustedOrigins = []
         }
     }
 }

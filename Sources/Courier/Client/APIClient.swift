@@ -31,6 +31,8 @@ public final class APIClient: Sendable {
     let backgroundRefreshes = BackgroundRefreshes()
     /// Counters and events; see ``metrics`` and ``events``.
     let instrumentation: Instrumentation
+    /// Who may receive the client's credentials, and what counts as one; see ``CredentialScope``.
+    let scope: CredentialScope
 
     /// Creates a client.
     ///
@@ -42,10 +44,9 @@ public final class APIClient: Sendable {
         self.baseText = URLBuilder.baseText(of: baseURL)
         self.configuration = configuration
         self.deadlines = DeadlineScheduler(clock: configuration.clock)
+        self.scope = CredentialScope(baseURL: baseURL, configuration: configuration)
         self.instrumentation = Instrumentation(
-            log: EventLog(clock: configuration.clock),
-            redaction: Redaction(
-                headers: configuration.redactedHeaders, queryParameters: configuration.redactedQueryParameters))
+            log: EventLog(clock: configuration.clock), redaction: Redaction(scope.credentials))
     }
 
     // MARK: Sending Requests
@@ -84,20 +85,27 @@ public final class APIClient: Sendable {
     private func perform<T>(_ request: Request<T>, id: RequestID) async throws -> Exchange {
         let prepared = try prepare(request)
         let timeout = request.timeout ?? configuration.timeout
-        let coalescing = request.coalescing
         // The identity is fixed before anything else: it partitions the cache and the coalescing key, so two
-        // users never share a response.
-        let authorization = try await authorization(for: request)
+        // users never share a response. Only a target that may receive the client's credentials gets one.
+        let mayAuthorize = prepared.isTrusted || request.sendsCredentialsToAnyOrigin
+        let authorization = mayAuthorize ? try await authorization(for: request) : nil
         let partition = authorization?.identity
+        // Adapters run once before the cache and the coalescer look: `Vary` and the key see what is sent.
+        let adapted = try await adaptBeforeLookup(prepared.request)
         // The cache answers, or decides what is sent (possibly a conditional request); `absorb` records the
         // response in the cache inside the flight, once however many callers share it.
-        let exchange = try await withCache(prepared, policy: request.cachePolicy, partition: partition, id: id) {
+        let exchange = try await withCache(adapted, policy: request.cachePolicy, partition: partition, id: id) {
             [self] sent, absorb in
-            guard let key = coalescingKey(for: sent, policy: coalescing, partition: partition) else {
-                return await absorb(try await transmit(sent, timeout: timeout, authorization: authorization, id: id))
+            let retries = adapted.retryBase(for: sent)
+            guard !adapted.isPrivate,
+                let key = coalescingKey(for: sent, policy: request.coalescing, partition: partition)
+            else {
+                return await absorb(
+                    try await transmit(sent, retrying: retries, timeout: timeout, authorization: authorization, id: id))
             }
             let coalesced = try await coalescer.run(key) { [self] in
-                await absorb(try await transmit(sent, timeout: timeout, authorization: authorization, id: id))
+                await absorb(
+                    try await transmit(sent, retrying: retries, timeout: timeout, authorization: authorization, id: id))
             }
             var exchange = coalesced.value
             exchange.joined = coalesced.joined
@@ -113,12 +121,21 @@ public final class APIClient: Sendable {
         return exchange
     }
 
+    /// A request as built, and whether its target may receive the client's credentials.
+    struct Prepared {
+        var request: HTTPRequest
+        var isTrusted: Bool
+    }
+
     /// Builds the request that will be sent: URL, merged headers, encoded body. Throws before anything
-    /// is sent when any part is malformed.
-    func prepare<T>(_ request: Request<T>) throws(APIError) -> HTTPRequest {
+    /// is sent when any part is malformed. The credential fields of the default headers go only to a trusted
+    /// origin (or with ``Request/sendsCredentialsToAnyOrigin``).
+    func prepare<T>(_ request: Request<T>) throws(APIError) -> Prepared {
         let url = try URLBuilder.url(base: baseText, path: request.path, query: request.query)
+        let isTrusted = !URLBuilder.isAbsolute(request.path) || scope.trusts(url)
         var headers = request.headers
-        headers.addMissing(from: configuration.headers)
+        headers.addMissing(
+            from: isTrusted || request.sendsCredentialsToAnyOrigin ? configuration.headers : scope.untrustedHeaders)
         var body: Data?
         switch request.body {
         case nil:
@@ -135,7 +152,9 @@ public final class APIClient: Sendable {
             if !headers.contains("Content-Type") { headers["Content-Type"] = "application/json" }
         }
         try headers.validate()
-        return HTTPRequest(method: request.method, url: url, headers: headers, body: body)
+        let built = HTTPRequest(
+            method: request.method, url: url, headers: headers, body: body, credentials: scope.credentials)
+        return Prepared(request: built, isTrusted: isTrusted)
     }
 
     private func coalescingKey(for request: HTTPRequest, policy: CoalescingPolicy, partition: String?) -> RequestKey? {
@@ -157,28 +176,34 @@ public final class APIClient: Sendable {
     ///
     /// With an `authorization`, each attempt carries a valid credential and a `401` earns one refresh
     /// and one resend. The resend counts in ``Response/attempts`` but not against the retry policy.
-    func transmit(_ request: HTTPRequest, timeout: Duration, authorization: Authorization?, id: RequestID)
-        async throws -> Exchange
-    {
+    ///
+    /// - Parameters:
+    ///   - first: The first attempt, adapters already applied.
+    ///   - retries: What later attempts adapt again, so their signatures and timestamps are fresh.
+    func transmit(
+        _ first: HTTPRequest, retrying retries: HTTPRequest, timeout: Duration, authorization: Authorization?,
+        id: RequestID
+    ) async throws -> Exchange {
         // Bound again here: the flight may run in a task of its own, and its refreshes belong to its leader.
         // Only a call with a credential can refresh, so only it pays for binding the scope.
         guard authorization != nil else {
-            return try await attempts(request, timeout: timeout, authorization: nil, id: id)
+            return try await attempts(first, retrying: retries, timeout: timeout, authorization: nil, id: id)
         }
         return try await EventScope.$current.withValue(EventScope(instrumentation, id)) {
-            try await attempts(request, timeout: timeout, authorization: authorization, id: id)
+            try await attempts(first, retrying: retries, timeout: timeout, authorization: authorization, id: id)
         }
     }
 
-    private func attempts(_ request: HTTPRequest, timeout: Duration, authorization: Authorization?, id: RequestID)
-        async throws -> Exchange
-    {
+    private func attempts(
+        _ first: HTTPRequest, retrying retries: HTTPRequest, timeout: Duration, authorization: Authorization?,
+        id: RequestID
+    ) async throws -> Exchange {
         var authorization = authorization
         var attempt = 0
         var resends = 0
         while true {
             attempt += 1
-            var sent = try await adapt(request)
+            var sent = attempt == 1 ? first : try await adapt(retries)
             try await authorization?.authorize(&sent, using: configuration.authorize)
             let outcome: RetryContext.Outcome
             do {
@@ -216,8 +241,26 @@ public final class APIClient: Sendable {
 
     /// Runs the adapters in order; their failures become ``APIError/adapterFailed(_:)``.
     private func adapt(_ request: HTTPRequest) async throws -> HTTPRequest {
+        try await adapt(request) { _, _, _ in }
+    }
+
+    /// Runs the adapters once before the cache lookup, noting whether one that declared nothing changed a
+    /// header the cache and the key cannot see (the call is then private).
+    private func adaptBeforeLookup(_ request: HTTPRequest) async throws -> Adapted {
+        guard !configuration.adapters.isEmpty else { return Adapted(unadapted: request, request: request) }
+        var isPrivate = false
+        let adapted = try await adapt(request) { adapter, before, after in
+            if !isPrivate, adapter.variesOn == nil, !scope.changesOnlyKeyedHeaders(before, after) { isPrivate = true }
+        }
+        return Adapted(unadapted: request, request: adapted, isPrivate: isPrivate)
+    }
+
+    private func adapt(
+        _ request: HTTPRequest, observe: (any RequestAdapter, HTTPHeaders, HTTPHeaders) -> Void
+    ) async throws -> HTTPRequest {
         var request = request
         for adapter in configuration.adapters {
+            let before = request.headers
             do {
                 request = try await adapter.adapt(request)
             } catch is CancellationError {
@@ -225,8 +268,13 @@ public final class APIClient: Sendable {
             } catch {
                 throw APIError.adapterFailed(error)
             }
+            observe(adapter, before, request.headers)
         }
-        if !configuration.adapters.isEmpty { try request.headers.validate() }
+        if !configuration.adapters.isEmpty {
+            try request.headers.validate()
+            // An adapter may replace the request wholesale; the client's policy still says what is a credential.
+            request.credentials = scope.credentials
+        }
         return request
     }
 

@@ -4,7 +4,10 @@ import Foundation
 ///
 /// Every case reads as a sentence through ``description`` and carries what is needed to act on it: the
 /// response for a bad status, the underlying error for a transport or decoding failure. Descriptions
-/// never contain credentials: header values of `Authorization` and cookies are not printed.
+/// never contain credentials: header values are not printed, URLs show secret query values and passwords as
+/// `<redacted>`, and a response body (which may echo a secret) is counted, never quoted: read it from
+/// ``response``. An error thrown by ``APIClient`` is also redacted with the client's
+/// ``APIClient/Configuration/credentials``, down to the URLs inside a wrapped `URLError`.
 ///
 /// Cancellation is not an `APIError`: a caller that cancels gets `CancellationError`.
 public enum APIError: Error, Sendable {
@@ -146,7 +149,7 @@ extension APIError: CustomStringConvertible, LocalizedError {
         case .timedOut(let duration):
             "The request timed out after \(duration.formattedSeconds)."
         case .unacceptableStatus(let response):
-            "The server answered with status \(response.statusCode)\(Self.bodyExcerpt(response.body))."
+            "The server answered with status \(response.statusCode) (\(response.body.count) bytes)."
         case .decodingFailed(let type, let error, let response):
             "The response (status \(response.statusCode), \(response.body.count) bytes) could not be decoded as "
                 + "\(type): \(error)."
@@ -164,13 +167,6 @@ extension APIError: CustomStringConvertible, LocalizedError {
 
     /// The same text as ``description``, for `localizedDescription`.
     public var errorDescription: String? { description }
-
-    /// The first characters of a textual body, so the server's message shows up in logs.
-    private static func bodyExcerpt(_ body: Data) -> String {
-        guard !body.isEmpty, let text = String(data: body.prefix(200), encoding: .utf8) else { return "" }
-        let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
-        return trimmed.isEmpty ? "" : ": \(trimmed)\(body.count > 200 ? "…" : "")"
-    }
 }
 
 extension Duration {

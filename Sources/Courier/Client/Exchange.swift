@@ -14,6 +14,6 @@ struct Exchange: Sendable {
     func makeResponse<Value>(value: Value) -> Response<Value> {
         Response(
             value: value, data: response.body, statusCode: response.statusCode, headers: response.headers,
-            url: request.url, source: source, joined: joined, attempts: attempts)
+            url: request.url, source: source, joined: joined, attempts: attempts, credentials: request.credentials)
     }
 }

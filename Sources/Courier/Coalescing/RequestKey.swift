@@ -4,27 +4,27 @@ import Foundation
 ///
 /// A key is made of the method, the normalized URL (scheme and host lower-cased, default port dropped,
 /// fragment removed), the values of the headers that change the representation (`Accept`,
-/// `Accept-Encoding`, `Accept-Language`, `Range`, the conditional `If-*` fields, plus any configured names), the body bytes when there
-/// is a body, and the credentials the request carries. Two users therefore never share a response:
-/// requests with different `Authorization` or `Cookie` values get different keys.
+/// `Accept-Encoding`, `Accept-Language`, `Range`, the conditional `If-*` fields, plus any configured names), the
+/// body bytes when there is a body, and the request's credentials: the values of every header its
+/// ``HTTPRequest/credentials`` policy names. Two users therefore never share a response: requests with different
+/// `Authorization`, `Cookie` or `X-API-Key` values get different keys, and so do URLs with different secret query
+/// values or user information.
 ///
-/// The key's ``description`` never shows credential values.
-public struct RequestKey: Hashable, Sendable, CustomStringConvertible {
+/// The key's ``description`` and mirror never show a credential value.
+public struct RequestKey: Hashable, Sendable, CustomStringConvertible, CustomReflectable {
     /// The header names whose values always take part in the key.
     public static let representationHeaders = ["accept", "accept-encoding", "accept-language", "range"]
     /// Conditional header names: a conditional request gets a different answer (such as `304`), so it never
     /// shares a flight with an unconditional one.
-    /// Representation and conditional headers together, built once rather than on every request.
-    static let standardVaryingHeaders = representationHeaders + conditionalHeaders
     static let conditionalHeaders = [
         "if-none-match", "if-modified-since", "if-match", "if-unmodified-since", "if-range",
     ]
-    /// Credential headers: their values take part in the key but are never printed.
-    static let credentialHeaders = ["authorization", "proxy-authorization", "cookie"]
+    /// Representation and conditional headers together, built once rather than on every request.
+    static let standardVaryingHeaders = representationHeaders + conditionalHeaders
 
     /// The request method.
     public let method: HTTPMethod
-    /// The normalized URL.
+    /// The normalized URL, credentials included (use ``description`` to print it).
     public let url: String
     /// `name: value` for each representation header present, in a fixed order.
     public let varyingHeaders: [String]
@@ -34,11 +34,13 @@ public struct RequestKey: Hashable, Sendable, CustomStringConvertible {
     public let partition: String?
     /// The credential header values, compared but never printed.
     private let credentials: [String]
+    /// What ``description`` redacts; not part of the key's identity.
+    private let policy: CredentialPolicy
 
     /// Makes the key of a request.
     ///
     /// - Parameters:
-    ///   - request: The request, as built before adapters run.
+    ///   - request: The request as it will be sent (after adapters, before authorization).
     ///   - extraHeaders: Header names, besides ``representationHeaders``, whose values distinguish requests.
     ///   - partition: An identity that partitions keys, such as the credential's identity.
     public init(_ request: HTTPRequest, varyingOn extraHeaders: [String] = [], partition: String? = nil) {
@@ -49,19 +51,51 @@ public struct RequestKey: Hashable, Sendable, CustomStringConvertible {
         varyingHeaders = names.compactMap { name in
             request.headers[name].map { "\(name): \($0)" }
         }
-        credentials = Self.credentialHeaders.compactMap { name in
-            request.headers[name].map { "\(name): \($0)" }
-        }
+        credentials = request.credentials.credentialLines(of: request.headers)
         body = request.body
         self.partition = partition
+        policy = request.credentials
     }
 
-    /// `METHOD url` and the varying headers; credentials are left out.
+    /// `METHOD url` and the varying headers, with the URL's credentials redacted and credential headers left out.
     public var description: String {
-        ([method.rawValue + " " + url] + varyingHeaders).joined(separator: " | ")
+        let redaction = Redaction(policy)
+        return ([method.rawValue + " " + redaction.redact(url)] + varyingHeaders.map(redaction.redact))
+            .joined(separator: " | ")
     }
 
-    /// Lower-cases the scheme and host, drops the default port and the fragment.
+    /// What ``description`` shows, field by field: `dump` never shows a credential either.
+    public var customMirror: Mirror {
+        let redaction = Redaction(policy)
+        return Mirror(
+            self,
+            children: [
+                "method": method.rawValue, "url": redaction.redact(url),
+                "varyingHeaders": varyingHeaders.map(redaction.redact),
+                "body": body.map { "\($0.count) bytes" } ?? "none",
+                "partition": partition as Any, "credentials": "\(credentials.count) redacted",
+            ],
+            displayStyle: .struct)
+    }
+
+    /// Keys are equal when everything but the redaction policy is.
+    public static func == (lhs: RequestKey, rhs: RequestKey) -> Bool {
+        lhs.method == rhs.method && lhs.url == rhs.url && lhs.varyingHeaders == rhs.varyingHeaders
+            && lhs.body == rhs.body && lhs.partition == rhs.partition && lhs.credentials == rhs.credentials
+    }
+
+    /// Hashes what ``==`` compares.
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(method)
+        hasher.combine(url)
+        hasher.combine(varyingHeaders)
+        hasher.combine(body)
+        hasher.combine(partition)
+        hasher.combine(credentials)
+    }
+
+    /// Lower-cases the scheme and host (never the user information: RFC 3986 §6.2.2.1), drops the default port
+    /// and the fragment.
     ///
     /// Works on the URL's bytes rather than through `URLComponents` (which parses the whole URL again) or
     /// Foundation's string search, and returns the text untouched in the common case where it is already
@@ -76,6 +110,8 @@ public struct RequestKey: Hashable, Sendable, CustomStringConvertible {
 /// Where a URL's text departs from its normal form, found in one pass over its bytes.
 private struct NormalizationPlan {
     let authorityStart: Int
+    /// Where the host starts: after the user information's `@`, if any.
+    let hostStart: Int
     let authorityEnd: Int
     let defaultPortLength: Int
     let fragmentStart: Int?
@@ -96,6 +132,8 @@ private struct NormalizationPlan {
             index += 1
         }
         authorityEnd = index
+        hostStart =
+            bytes[authorityStart..<authorityEnd].lastIndex(of: UInt8(ascii: "@")).map { $0 + 1 } ?? authorityStart
         var fragment: Int?
         while index < bytes.count {
             if bytes[index] == UInt8(ascii: "#") {
@@ -105,7 +143,9 @@ private struct NormalizationPlan {
             index += 1
         }
         fragmentStart = fragment
-        hasUppercase = bytes[0..<authorityEnd].contains { $0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z") }
+        hasUppercase =
+            bytes[0..<colon].contains(where: Self.isUppercase)
+            || bytes[hostStart..<authorityEnd].contains(where: Self.isUppercase)
         func schemeIs(_ name: StaticString) -> Bool {
             colon == name.utf8CodeUnitCount
                 && (0..<colon).allSatisfy { bytes[$0] | 0x20 == name.utf8Start[$0] }
@@ -120,12 +160,17 @@ private struct NormalizationPlan {
         }
     }
 
-    /// Lower-cases scheme and authority, drops the default port and the fragment.
+    private static func isUppercase(_ byte: UInt8) -> Bool {
+        byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z")
+    }
+
+    /// Lower-cases scheme and host, drops the default port and the fragment; the user information keeps its case.
     func apply(to bytes: UnsafeBufferPointer<UInt8>) -> String {
         var output = [UInt8]()
         output.reserveCapacity(bytes.count)
-        for byte in bytes[0..<(authorityEnd - defaultPortLength)] {
-            output.append(byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") ? byte | 0x20 : byte)
+        for (offset, byte) in bytes[0..<(authorityEnd - defaultPortLength)].enumerated() {
+            let isUserInfo = offset >= authorityStart && offset < hostStart
+            output.append(Self.isUppercase(byte) && !isUserInfo ? byte | 0x20 : byte)
         }
         output.append(contentsOf: bytes[authorityEnd..<(fragmentStart ?? bytes.count)])
         return String(decoding: output, as: UTF8.self)

@@ -73,6 +73,7 @@ extension APIClient {
             instrumentation.finished(call, source: response.source, status: response.statusCode)
             return response
         } catch {
+            let error = instrumentation.redaction.sanitized(error)
             instrumentation.failed(call, error)
             throw error
         }

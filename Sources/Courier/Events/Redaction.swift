@@ -1,32 +1,25 @@
 import Foundation
 
-/// Replaces secrets with `<redacted>` in the URLs, headers and text that events and error descriptions carry.
+/// Replaces credentials with `<redacted>` in the URLs, headers and text that events, errors and descriptions carry.
 ///
-/// Secrets are found by name, never by value: header values of `Authorization`, `Proxy-Authorization`, `Cookie`,
-/// `Set-Cookie` and the configured header names; query parameter values of the configured names (compared ignoring
-/// case and percent-encoding) wherever a URL appears in text; URL passwords (`https://user:<redacted>@host`); and
-/// the credential after `Bearer ` or `Basic `. Redacting twice changes nothing.
+/// What is secret comes from one ``CredentialPolicy``: header values of its ``CredentialPolicy/headerNames``; query
+/// parameter values of its ``CredentialPolicy/queryParameters`` (compared ignoring case and percent-encoding)
+/// wherever a URL appears in text; URL passwords (`https://user:<redacted>@host`); and the credential after
+/// `Bearer ` or `Basic `. Secrets are found by name, never by value. Redacting twice changes nothing.
 struct Redaction: Sendable {
     static let placeholder = "<redacted>"
 
-    /// Query parameters that carry secrets in common APIs; the default of
-    /// ``APIClient/Configuration/redactedQueryParameters``, and what ``APIError`` descriptions always redact.
-    static let standardQueryParameters = [
-        "access_token", "api_key", "apikey", "client_secret", "code", "id_token", "key", "password", "refresh_token",
-        "secret", "sig", "signature", "token",
-    ]
-
-    /// What every description redacts without a configuration.
-    static let standard = Redaction(headers: [], queryParameters: standardQueryParameters)
+    /// What every value printed on its own redacts: ``CredentialPolicy/standard``.
+    static let standard = Redaction(.standard)
 
     /// Lower-cased header names whose values are hidden.
     let headerNames: Set<String>
     /// Lower-cased query parameter names whose values are hidden.
     let queryParameters: Set<String>
 
-    init(headers: [String], queryParameters: [String]) {
-        headerNames = HTTPHeaders.alwaysRedacted.union(headers.map { $0.lowercased() })
-        self.queryParameters = Set(queryParameters.map { $0.lowercased() })
+    init(_ policy: CredentialPolicy) {
+        headerNames = policy.headerNames
+        queryParameters = policy.queryParameters
     }
 
     // MARK: Redacting

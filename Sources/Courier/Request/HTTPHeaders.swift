@@ -10,8 +10,9 @@
 /// headers.add(name: "Cache-Control", value: "no-cache")
 /// ```
 ///
-/// The ``description`` of a header list replaces the values of credentials (`Authorization`,
-/// `Proxy-Authorization`, `Cookie`, `Set-Cookie`) with `<redacted>`, so headers can be logged safely.
+/// The ``description`` of a header list replaces the values of credentials (the fields
+/// ``CredentialPolicy/standard`` names, such as `Authorization`, `Cookie` and `X-API-Key`) with `<redacted>`, so
+/// headers can be logged safely.
 public struct HTTPHeaders: Sendable, Hashable, ExpressibleByDictionaryLiteral {
     /// One header field: a name as it was written and its value.
     public struct Field: Sendable, Hashable {
@@ -70,6 +71,11 @@ public struct HTTPHeaders: Sendable, Hashable, ExpressibleByDictionaryLiteral {
     /// - Parameter pairs: The fields as `(name, value)` pairs.
     public init(_ pairs: [(String, String)]) {
         fields = pairs.map { Field(name: $0.0, value: $0.1) }
+    }
+
+    /// Creates a header list from fields, in order.
+    init(fields: [Field]) {
+        self.fields = fields
     }
 
     /// Creates a header list from a dictionary literal, in the literal's order.
@@ -177,9 +183,6 @@ extension HTTPHeaders: Sequence {
 }
 
 extension HTTPHeaders: CustomStringConvertible {
-    /// Header names whose values are never printed.
-    static let alwaysRedacted: Set<String> = ["authorization", "proxy-authorization", "cookie", "set-cookie"]
-
     /// The fields one per line as `Name: value`, with credential values replaced by `<redacted>`.
     public var description: String {
         fields.map(\.description).joined(separator: "\n")
@@ -195,15 +198,18 @@ extension HTTPHeaders: CustomReflectable {
 }
 
 extension HTTPHeaders.Field: CustomStringConvertible, CustomReflectable {
-    /// `Name: value`, with the value of a credential field (`Authorization`, `Proxy-Authorization`,
-    /// `Cookie`, `Set-Cookie`) replaced by `<redacted>`.
+    /// `Name: value`, with the value of a credential field (one ``CredentialPolicy/standard`` names)
+    /// replaced by `<redacted>`.
     public var description: String {
-        "\(name): \(HTTPHeaders.alwaysRedacted.contains(canonicalName) ? "<redacted>" : value)"
+        "\(name): \(shownValue)"
+    }
+
+    private var shownValue: String {
+        CredentialPolicy.standardHeaderNames.contains(canonicalName) ? Redaction.placeholder : value
     }
 
     /// The name and the value as in ``description``: reflection never shows a credential.
     public var customMirror: Mirror {
-        let shown = HTTPHeaders.alwaysRedacted.contains(canonicalName) ? "<redacted>" : value
-        return Mirror(self, children: ["name": name, "value": shown], displayStyle: .struct)
+        Mirror(self, children: ["name": name, "value": shownValue], displayStyle: .struct)
     }
 }

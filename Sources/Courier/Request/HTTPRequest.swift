@@ -14,6 +14,10 @@ public struct HTTPRequest: Sendable, Hashable {
     public var headers: HTTPHeaders
     /// The body to send, or `nil` for none.
     public var body: Data?
+    /// Which parts of this request are credentials: what its ``description`` and events redact, what
+    /// partitions its cache entries and coalescing key, and what a transport strips when a redirect leads to
+    /// another origin. ``APIClient`` sets its configured policy here; ``CredentialPolicy/standard`` by default.
+    public var credentials: CredentialPolicy
 
     /// Creates a request.
     ///
@@ -22,17 +26,38 @@ public struct HTTPRequest: Sendable, Hashable {
     ///   - url: The absolute URL of the target resource.
     ///   - headers: The header fields to send.
     ///   - body: The body to send, or `nil` for none.
-    public init(method: HTTPMethod = .get, url: URL, headers: HTTPHeaders = [:], body: Data? = nil) {
+    ///   - credentials: Which parts of the request are credentials.
+    public init(
+        method: HTTPMethod = .get, url: URL, headers: HTTPHeaders = [:], body: Data? = nil,
+        credentials: CredentialPolicy = .standard
+    ) {
         self.method = method
         self.url = url
         self.headers = headers
         self.body = body
+        self.credentials = credentials
     }
 }
 
-extension HTTPRequest: CustomStringConvertible {
-    /// `METHOD url`, with no headers or body, so that it never shows a credential.
+extension HTTPRequest: CustomStringConvertible, CustomReflectable {
+    /// `METHOD url`, with no headers or body, and the URL's credentials (secret query values, password)
+    /// shown as `<redacted>`.
     public var description: String {
-        "\(method) \(url.absoluteString)"
+        "\(method) \(Redaction(credentials).redact(url))"
+    }
+
+    /// The method, the redacted URL, the headers with credential values redacted, and the body's size:
+    /// `dump` and reflection-based loggers never show a credential.
+    public var customMirror: Mirror {
+        let redaction = Redaction(credentials)
+        return Mirror(
+            self,
+            children: [
+                "method": method.rawValue,
+                "url": redaction.redact(url),
+                "headers": redaction.redact(headers),
+                "body": body.map { "\($0.count) bytes" } ?? "none",
+            ],
+            displayStyle: .struct)
     }
 }

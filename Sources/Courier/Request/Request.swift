@@ -35,8 +35,14 @@ public struct Request<Response>: Sendable {
     public var cachePolicy: CachePolicy
     /// Whether identical in-flight requests may share one upstream call. See ``CoalescingPolicy``.
     public var coalescing: CoalescingPolicy
-    /// Whether the client's authenticator should authorize this request.
+    /// Whether the client's authenticator should authorize this request. It does only when the target is the
+    /// base URL's origin or one of ``APIClient/Configuration/trustedOrigins``, unless
+    /// ``sendsCredentialsToAnyOrigin`` says otherwise.
     public var requiresAuthentication: Bool
+    /// Whether the client's credentials (the authenticator's and the credential fields of the default headers)
+    /// go with this request even when its origin is not trusted. `false` by default: an absolute URL to another
+    /// host, such as a CDN, never receives the API's token by accident.
+    public var sendsCredentialsToAnyOrigin: Bool
     /// The longest one attempt may take before it fails with ``APIError/timedOut(_:)``; `nil` uses the
     /// client's ``APIClient/Configuration/timeout``. Courier enforces it on its own clock, so
     /// sub-second deadlines work on every platform.
@@ -73,6 +79,7 @@ public struct Request<Response>: Sendable {
         self.cachePolicy = cachePolicy
         self.coalescing = coalescing
         self.requiresAuthentication = requiresAuthentication
+        self.sendsCredentialsToAnyOrigin = false
         self.timeout = timeout
     }
 

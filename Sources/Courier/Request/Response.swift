@@ -36,6 +36,8 @@ public struct Response<Value> {
     /// How many times the request was sent to produce this response, counting retries and the resend
     /// after a token refresh. `0` when the response came from the cache without contacting the server.
     public let attempts: Int
+    /// What the mirror redacts in ``url``: the policy of the request that was sent.
+    let credentials: CredentialPolicy
 
     /// Creates a response. Useful in tests of code that consumes responses.
     ///
@@ -60,6 +62,22 @@ public struct Response<Value> {
         self.source = source
         self.joined = joined
         self.attempts = attempts
+        self.credentials = .standard
+    }
+
+    init(
+        value: Value, data: Data, statusCode: Int, headers: HTTPHeaders, url: URL, source: ResponseSource,
+        joined: Bool, attempts: Int, credentials: CredentialPolicy
+    ) {
+        self.value = value
+        self.data = data
+        self.statusCode = statusCode
+        self.headers = headers
+        self.url = url
+        self.source = source
+        self.joined = joined
+        self.attempts = attempts
+        self.credentials = credentials
     }
 
     /// Returns a response with the same metadata and a transformed value.
@@ -69,8 +87,24 @@ public struct Response<Value> {
     public func map<NewValue>(_ transform: (Value) throws -> NewValue) rethrows -> Response<NewValue> {
         Response<NewValue>(
             value: try transform(value), data: data, statusCode: statusCode, headers: headers, url: url,
-            source: source, joined: joined, attempts: attempts)
+            source: source, joined: joined, attempts: attempts, credentials: credentials)
     }
 }
 
 extension Response: Sendable where Value: Sendable {}
+
+extension Response: CustomReflectable {
+    /// The fields with the URL's credentials and credential header values redacted, so `dump` and
+    /// reflection-based loggers never show a secret the request carried or a `Set-Cookie` it received.
+    public var customMirror: Mirror {
+        let redaction = Redaction(credentials)
+        return Mirror(
+            self,
+            children: [
+                "value": value, "data": "\(data.count) bytes", "statusCode": statusCode,
+                "headers": redaction.redact(headers), "url": redaction.redact(url), "source": source,
+                "joined": joined, "attempts": attempts,
+            ],
+            displayStyle: .struct)
+    }
+}

@@ -51,6 +51,11 @@ enum URLBuilder {
         return (base + separator + escaped, false)
     }
 
+    /// Whether `path` is an absolute URL rather than a path relative to the base URL.
+    static func isAbsolute(_ path: String) -> Bool {
+        scheme(of: path) != nil
+    }
+
     /// The lower-cased scheme when `text` starts like an absolute URL (`scheme "://"`, RFC 3986 §3.1), else `nil`.
     private static func scheme(of text: String) -> String? {
         let bytes = text.utf8

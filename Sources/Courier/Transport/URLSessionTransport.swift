@@ -80,7 +80,7 @@ public final class URLSessionTransport: HTTPTransport {
         let data: Data
         let urlResponse: URLResponse
         do {
-            (data, urlResponse) = try await load(urlRequest)
+            (data, urlResponse) = try await load(urlRequest, credentials: request.credentials)
         } catch {
             throw Self.translate(error, for: request.url)
         }
@@ -100,7 +100,7 @@ public final class URLSessionTransport: HTTPTransport {
     /// Seen here as a deadlock of the whole session under ThreadSanitizer, where a deadline or a cancelled caller
     /// raced a response that was just arriving. The handler here only flags the task and cancels it from another
     /// queue, so it never waits while the lock is held.
-    func load(_ request: URLRequest) async throws -> (Data, URLResponse) {
+    func load(_ request: URLRequest, credentials: CredentialPolicy = .standard) async throws -> (Data, URLResponse) {
         let cancellation = Locked(PendingTask())
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
@@ -113,7 +113,7 @@ public final class URLSessionTransport: HTTPTransport {
                         continuation.resume(throwing: URLError(.badServerResponse))
                     }
                 }
-                task.delegate = RedirectGuard.shared
+                task.delegate = RedirectGuard(credentialHeaderNames: credentials.headerNames)
                 let cancelled = cancellation.withLock { pending in
                     pending.task = task
                     return pending.isCancelled
@@ -201,28 +201,34 @@ private struct PendingTask {
 }
 
 final class RedirectGuard: NSObject, URLSessionTaskDelegate, Sendable {
-    /// A delegate for tasks of sessions the transport did not make.
-    static let shared = RedirectGuard()
+    /// The header fields this guard strips on a redirect to another origin: the request's credential fields.
+    let credentialHeaderNames: Set<String>
 
-    /// The header fields that carry credentials and must not cross origins.
-    static let credentialFields = ["Authorization", "Proxy-Authorization", "Cookie"]
+    /// Creates a guard that strips `credentialHeaderNames` on a cross-origin redirect.
+    init(credentialHeaderNames: Set<String> = CredentialPolicy.standard.headerNames) {
+        self.credentialHeaderNames = credentialHeaderNames
+    }
 
     func urlSession(
         _ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
         newRequest request: URLRequest, completionHandler: @escaping @Sendable (URLRequest?) -> Void
     ) {
         let from = task.originalRequest?.url ?? response.url
-        completionHandler(Self.redirect(request, from: from))
+        completionHandler(Self.redirect(request, from: from, credentialHeaderNames: credentialHeaderNames))
     }
 
     /// `request` as it may be sent after a redirect from `origin`: unchanged within the same origin,
     /// without credential fields across origins.
-    static func redirect(_ request: URLRequest, from origin: URL?) -> URLRequest {
-        guard let target = request.url, let origin, ResponseCache.sameOrigin(origin, target) else {
+    static func redirect(
+        _ request: URLRequest, from origin: URL?,
+        credentialHeaderNames: Set<String> = CredentialPolicy.standard.headerNames
+    ) -> URLRequest {
+        guard let target = request.url, let origin, Origin.same(origin, target) else {
             var stripped = request
-            for field in credentialFields { stripped.setValue(nil, forHTTPHeaderField: field) }
+            for field in credentialHeaderNames { stripped.setValue(nil, forHTTPHeaderField: field) }
             return stripped
         }
         return request
     }
+
 }

@@ -1,0 +1,86 @@
+import Foundation
+
+/// Who may receive a client's credentials and what counts as one, worked out once when the client is made.
+///
+/// The credential policy is the configured one plus what the client's own parts say: the names the
+/// ``APIClient/Configuration/authorize`` closure writes (found by calling it once with a placeholder credential)
+/// and the names adapters declare in ``RequestAdapter/variesOn``.
+struct CredentialScope: Sendable {
+    /// What counts as a credential in every request the client sends.
+    let credentials: CredentialPolicy
+    /// The base URL's origin and the configured trusted ones.
+    let trustedOrigins: Set<Origin>
+    /// The default headers without their credential fields: what a request to an untrusted origin gets.
+    let untrustedHeaders: HTTPHeaders
+    /// Header names whose values the coalescing key or the cache partition see; an adapter that declares nothing
+    /// may change these without making a call private.
+    let keyedHeaders: Set<String>
+
+    /// A placeholder that cannot be mistaken for a real token, for finding what `authorize` writes.
+    static let probeToken = "courier-credential-probe"
+
+    init(baseURL: URL, configuration: APIClient.Configuration) {
+        var credentials = configuration.credentials
+        let written = Self.namesWritten(by: configuration.authorize, baseURL: baseURL)
+        credentials.headerNames.formUnion(written.headerNames)
+        credentials.queryParameters.formUnion(written.queryParameters)
+        for adapter in configuration.adapters { credentials.headerNames.formUnion(adapter.variesOn ?? []) }
+        self.credentials = credentials
+        trustedOrigins = Set(([baseURL] + configuration.trustedOrigins).compactMap(Origin.init))
+        untrustedHeaders = credentials.removingCredentials(from: configuration.headers)
+        keyedHeaders = credentials.headerNames.union(RequestKey.standardVaryingHeaders)
+            .union(configuration.coalescingHeaders.map { $0.lowercased() })
+    }
+
+    /// Whether `url`'s origin may receive the client's credentials.
+    func trusts(_ url: URL) -> Bool {
+        Origin(url).map(trustedOrigins.contains) ?? false
+    }
+
+    /// Whether every header that differs between `before` and `after` is one the key or the partition sees.
+    func changesOnlyKeyedHeaders(_ before: HTTPHeaders, _ after: HTTPHeaders) -> Bool {
+        guard before != after else { return true }
+        let names = Set(before.fields.map(\.canonicalName)).union(after.fields.map(\.canonicalName))
+        return names.allSatisfy { name in
+            keyedHeaders.contains(name) || before.values(for: name) == after.values(for: name)
+        }
+    }
+
+    /// The header names and query parameters `authorize` writes into a request that had none.
+    static func namesWritten(
+        by authorize: (inout HTTPRequest, Credential) -> Void, baseURL: URL
+    ) -> CredentialPolicy {
+        var probe = HTTPRequest(url: baseURL, headers: [:])
+        authorize(&probe, Credential(accessToken: probeToken, refreshToken: probeToken, identity: probeToken))
+        let before = Set(Self.queryNames(of: baseURL))
+        return CredentialPolicy(
+            headerNames: Set(probe.headers.fields.map(\.canonicalName)),
+            queryParameters: Set(queryNames(of: probe.url)).subtracting(before))
+    }
+
+    private static func queryNames(of url: URL) -> [String] {
+        URLComponents(url: url, resolvingAgainstBaseURL: false)?.queryItems?.map(\.name) ?? []
+    }
+}
+
+/// A request after the adapters ran once, before the cache and the coalescer see it.
+struct Adapted: Sendable {
+    /// The request as built, before adapters: what each retry adapts again.
+    var unadapted: HTTPRequest
+    /// The request as the adapters returned it: what the cache matches `Vary` against, what the coalescing key is
+    /// made of, and what the first attempt sends.
+    var request: HTTPRequest
+    /// Whether an adapter that declared nothing changed a header the key and the cache cannot see: the call is then
+    /// neither shared with other callers nor stored in or answered from the cache.
+    var isPrivate = false
+
+    /// What a retry adapts again: the request as built, with the validator fields the cache added to `sent`.
+    func retryBase(for sent: HTTPRequest) -> HTTPRequest {
+        guard sent.headers != request.headers else { return unadapted }
+        var base = unadapted
+        for name in RequestKey.conditionalHeaders {
+            if let value = sent.headers[name], !base.headers.contains(name) { base.headers[name] = value }
+        }
+        return base
+    }
+}

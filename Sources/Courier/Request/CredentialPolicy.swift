@@ -1,0 +1,80 @@
+import Foundation
+
+/// What counts as a credential in a request: the one list behind every rule Courier keeps about secrets.
+///
+/// A credential is anything that says who the caller is: the values of the header fields named in
+/// ``headerNames``, the values of the query parameters named in ``queryParameters``, and the user information
+/// of a URL (`https://user:password@host`, always). The same policy
+/// - partitions the ``ResponseCache`` and enters the coalescing ``RequestKey``, so two callers whose credentials
+///   differ never share a stored or an in-flight response;
+/// - is redacted (`<redacted>`) in every event, error, `description` and `dump`;
+/// - is stripped from a request that a redirect sends to another origin.
+///
+/// A name is therefore never secret for one of these and not for another. ``APIClient`` adds the header names
+/// its ``APIClient/Configuration/authorize`` closure writes, and ``RequestAdapter/variesOn`` names, to the
+/// policy of the requests it sends.
+///
+/// ```swift
+/// var configuration = APIClient.Configuration()
+/// configuration.credentials.headerNames.insert("x-tenant-secret")
+/// configuration.credentials.queryParameters.insert("session")
+/// ```
+public struct CredentialPolicy: Sendable, Hashable {
+    /// Lower-cased header field names whose values are credentials. ``standard`` lists the defaults.
+    public var headerNames: Set<String> {
+        didSet { headerNames = Set(headerNames.map { $0.lowercased() }) }
+    }
+    /// Lower-cased query parameter names whose values are credentials, compared ignoring percent-encoding.
+    public var queryParameters: Set<String> {
+        didSet { queryParameters = Set(queryParameters.map { $0.lowercased() }) }
+    }
+
+    /// Header fields that carry credentials in common APIs: `Authorization`, `Proxy-Authorization`, `Cookie`,
+    /// `Set-Cookie` (a credential the server hands out), `X-API-Key`, `API-Key`, `X-Auth-Token` and
+    /// `X-Access-Token`.
+    public static let standardHeaderNames: Set<String> = [
+        "authorization", "proxy-authorization", "cookie", "set-cookie", "x-api-key", "api-key", "x-auth-token",
+        "x-access-token",
+    ]
+
+    /// Query parameters that carry secrets in common APIs: `access_token`, `api_key`, `apikey`, `client_secret`,
+    /// `code`, `id_token`, `key`, `password`, `refresh_token`, `secret`, `sig`, `signature` and `token`.
+    public static let standardQueryParameters: Set<String> = [
+        "access_token", "api_key", "apikey", "client_secret", "code", "id_token", "key", "password", "refresh_token",
+        "secret", "sig", "signature", "token",
+    ]
+
+    /// The standard header names and query parameters; what a value printed on its own (an ``HTTPHeaders``,
+    /// an ``APIError``) is redacted with.
+    public static let standard = CredentialPolicy(
+        headerNames: standardHeaderNames, queryParameters: standardQueryParameters)
+
+    /// Creates a policy.
+    ///
+    /// - Parameters:
+    ///   - headerNames: Header field names whose values are credentials, in any case.
+    ///   - queryParameters: Query parameter names whose values are credentials, in any case.
+    public init(headerNames: Set<String>, queryParameters: Set<String>) {
+        self.headerNames = Set(headerNames.map { $0.lowercased() })
+        self.queryParameters = Set(queryParameters.map { $0.lowercased() })
+    }
+
+    /// Whether the field named `name` carries a credential.
+    ///
+    /// - Parameter name: A header field name, in any case.
+    public func isCredential(headerNamed name: String) -> Bool {
+        headerNames.contains(name.lowercased())
+    }
+
+    /// The credential fields of `headers` as `name: value` lines, in order: what keys and partitions compare.
+    func credentialLines(of headers: HTTPHeaders) -> [String] {
+        headers.fields.compactMap { field in
+            headerNames.contains(field.canonicalName) ? field.canonicalName + ": " + field.value : nil
+        }
+    }
+
+    /// `headers` without any credential field.
+    func removingCredentials(from headers: HTTPHeaders) -> HTTPHeaders {
+        HTTPHeaders(fields: headers.fields.filter { !headerNames.contains($0.canonicalName) })
+    }
+}
