@@ -191,3 +191,125 @@ import Testing
         #expect(landed.header("Authorization") == nil)
     }
 }
+
+/// The client's credentials go only to the base URL's origin and the origins the configuration trusts.
+@Suite(.timeLimit(.minutes(1))) struct CredentialOriginTests {
+    /// What `server` received on its first request: `Authorization` and `X-API-Key`.
+    private static func credentials(_ server: TestServer) throws -> (String?, String?) {
+        let received = try #require(server.requests.first)
+        return (received.header("Authorization"), received.header("X-API-Key"))
+    }
+
+    private static func makeClient(base: URL, configure: (inout APIClient.Configuration) -> Void = { _ in })
+        -> APIClient
+    {
+        var configuration = APIClient.Configuration(
+            transport: URLSessionTransport(), cache: nil, retryPolicy: .never,
+            authenticator: TokenRefresher(credential: Credential(accessToken: "api-token", identity: "alice")) { _ in
+                throw CancellationError()
+            })
+        configuration.headers = ["X-API-Key": "api-key", "User-Agent": "courier-tests"]
+        configure(&configuration)
+        return APIClient(baseURL: base, configuration: configuration)
+    }
+
+    @Test func anAbsoluteURLToAnotherOriginGetsNoClientCredential() async throws {
+        let api = try TestServer()
+        let cdn = try TestServer()
+        defer {
+            api.shutdown()
+            cdn.shutdown()
+        }
+        cdn.route("GET", "/a.png") { _ in .text("image") }
+        api.route("GET", "/me") { _ in .text("me") }
+        let client = Self.makeClient(base: api.baseURL)
+
+        _ = try await client.send(Request<Data>.get(cdn.baseURL.absoluteString + "/a.png"))
+        _ = try await client.send(Request<Data>.get(api.baseURL.absoluteString + "/me"))
+
+        let (cdnAuthorization, cdnKey) = try Self.credentials(cdn)
+        #expect(cdnAuthorization == nil)
+        #expect(cdnKey == nil)
+        #expect(cdn.requests.first?.header("User-Agent") == "courier-tests", "other default headers still go")
+        let (apiAuthorization, apiKey) = try Self.credentials(api)
+        #expect(apiAuthorization == "Bearer api-token", "an absolute URL to the base origin is trusted")
+        #expect(apiKey == "api-key")
+    }
+
+    @Test func trustedOriginsAndAnOptInReceiveThem() async throws {
+        let api = try TestServer()
+        let uploads = try TestServer()
+        let partner = try TestServer()
+        defer {
+            for server in [api, uploads, partner] { server.shutdown() }
+        }
+        uploads.route("GET", "/u") { _ in .text("u") }
+        partner.route("GET", "/p") { _ in .text("p") }
+        let client = Self.makeClient(base: api.baseURL) { $0.trustedOrigins = [uploads.baseURL] }
+
+        _ = try await client.send(Request<Data>.get(uploads.baseURL.absoluteString + "/u"))
+        var optedIn = Request<Data>.get(partner.baseURL.absoluteString + "/p")
+        optedIn.sendsCredentialsToAnyOrigin = true
+        _ = try await client.send(optedIn)
+
+        #expect(try Self.credentials(uploads) == ("Bearer api-token", "api-key"))
+        #expect(try Self.credentials(partner) == ("Bearer api-token", "api-key"))
+    }
+}
+
+/// What adapters add is seen by `Vary` and the coalescing key, or the call is kept private.
+@Suite(.timeLimit(.minutes(1))) struct AdapterVisibilityTests {
+    @TaskLocal static var tenant = ""
+
+    private static func makeClient(_ transport: MockTransport, variesOn: [String]?) -> APIClient {
+        var configuration = APIClient.Configuration(transport: transport, cache: ResponseCache(), retryPolicy: .never)
+        configuration.adapters = [
+            AnyRequestAdapter(variesOn: variesOn) { request in request.headers["X-Tenant"] = Self.tenant }
+        ]
+        return APIClient(baseURL: IsolationTests.baseURL, configuration: configuration)
+    }
+
+    private static func send(_ client: APIClient, tenant: String) async throws -> Response<Data> {
+        try await $tenant.withValue(tenant) { try await client.send(Request<Data>.get("/report")) }
+    }
+
+    @Test func varyIsMatchedAgainstWhatAnUndeclaredAdapterAddedAndNothingIsStored() async throws {
+        let transport = IsolationTests.echoTransport()
+        let client = Self.makeClient(transport, variesOn: nil)
+
+        let a = try await Self.send(client, tenant: "tenant-a")
+        let b = try await Self.send(client, tenant: "tenant-b")
+        let again = try await Self.send(client, tenant: "tenant-a")
+
+        #expect(String(decoding: b.value, as: UTF8.self).contains("X-Tenant: tenant-b"))
+        #expect([a.source, b.source, again.source] == [.network, .network, .network], "a private call is not stored")
+        #expect(transport.callCount == 3)
+        #expect(await client.configuration.cache?.count == 0)
+    }
+
+    @Test func aDeclaredHeaderPartitionsTheCacheAndTheKey() async throws {
+        let transport = IsolationTests.echoTransport()
+        let client = Self.makeClient(transport, variesOn: ["X-Tenant"])
+
+        _ = try await Self.send(client, tenant: "tenant-a")
+        let b = try await Self.send(client, tenant: "tenant-b")
+        let again = try await Self.send(client, tenant: "tenant-a")
+
+        #expect(String(decoding: b.value, as: UTF8.self).contains("X-Tenant: tenant-b"))
+        #expect(b.source == .network)
+        #expect(again.source == .cache, "the same tenant is served from the cache")
+        #expect(String(decoding: again.value, as: UTF8.self).contains("X-Tenant: tenant-a"))
+        #expect(transport.callCount == 2)
+    }
+
+    @Test func anAdapterThatDeclaresNothingVariesKeepsCallsShared() async throws {
+        let transport = MockTransport { _, _ in .text(200, "report", headers: ["Cache-Control": "max-age=60"]) }
+        let client = Self.makeClient(transport, variesOn: [])
+
+        _ = try await Self.send(client, tenant: "trace-1")
+        let second = try await Self.send(client, tenant: "trace-2")
+
+        #expect(second.source == .cache)
+        #expect(transport.callCount == 1)
+    }
+}

@@ -67,3 +67,13 @@ private func key(_ url: String, method: HTTPMethod = .get, headers: HTTPHeaders 
         #expect(key(url, method: .get) != key(url, method: .head))
     }
 }
+
+@Suite struct RequestKeyUserInfoTests {
+    @Test func passwordsThatDifferOnlyInCaseGetDifferentKeys() {
+        let upper = HTTPRequest(url: URL(string: "HTTPS://user:Secret@API.example.com/me")!)
+        let lower = HTTPRequest(url: URL(string: "https://user:secret@api.example.com/me")!)
+        #expect(RequestKey.normalize(upper.url) == "https://user:Secret@api.example.com/me")
+        #expect(RequestKey(upper) != RequestKey(lower))
+        #expect(!RequestKey(upper).description.contains("Secret"))
+    }
+}
