@@ -122,6 +122,9 @@ import Testing
         #expect(aliceSaw.contains(attachment.secret("alice")))
         #expect(bobSaw.contains(attachment.secret("bob")))
         #expect(!bobSaw.contains(attachment.secret("alice")))
+        ReliabilityKit.record(
+            "isolation", "two users, credential by \(attachment.rawValue): cached response", cases: 2,
+            outcome: "not shared: \(transport.callCount) upstream calls, each user got their own answer")
     }
 
     // MARK: Coalescing
@@ -156,6 +159,9 @@ import Testing
         #expect(seenByAlice.contains(attachment.secret("alice")))
         #expect(seenByBob.contains(attachment.secret("bob")))
         #expect(!seenByBob.contains(attachment.secret("alice")))
+        ReliabilityKit.record(
+            "isolation", "two users at once, credential by \(attachment.rawValue): in-flight call", cases: 2,
+            outcome: "not shared: \(transport.callCount) upstream calls, each user got their own answer")
     }
 
     // MARK: Redirects
@@ -189,6 +195,9 @@ import Testing
         #expect(!receivedElsewhere.contains(secret))
         #expect(!receivedElsewhere.contains(basic))
         #expect(landed.header("Authorization") == nil)
+        ReliabilityKit.record(
+            "isolation", "302 to another origin, credential by \(attachment.rawValue) (real sockets)", cases: 1,
+            outcome: "followed; the credential reached its origin only")
     }
 }
 

@@ -133,6 +133,10 @@ import Testing
                 #expect(!text.contains(secret), "\(secret) in: \(text.prefix(400))")
             }
         }
+        ReliabilityKit.record(
+            "isolation", "10 secrets (headers, authorize, query, user info, Set-Cookie, body) on 13 paths",
+            cases: shown.count,
+            outcome: "none in events, event lines, description, debugDescription, dump or any APIError text")
     }
 
     @Test func aCachedResponseNeverReplaysSetCookie() async throws {

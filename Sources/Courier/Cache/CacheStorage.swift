@@ -41,7 +41,20 @@ struct CacheStorage {
         var evicted: Int
     }
 
+    /// The most variants kept for one URL and partition: a server that varies on a per-request field
+    /// (`Vary: X-Request-ID`) would otherwise fill the cache with variants that every lookup of that URL scans.
+    static let maxVariants = 8
+
+    /// A stored variant as a lookup sees it, to be matched outside the lock and then ``touch(_:)``ed.
+    struct Candidate {
+        let slot: Int
+        let id: UInt64
+        let entry: CachedResponse
+    }
+
     private struct Node {
+        /// Tells a slot's current entry from one stored there earlier.
+        let id: UInt64
         var entry: CachedResponse
         let url: String
         let partition: CachePartition
@@ -58,6 +71,7 @@ struct CacheStorage {
     private var oldest: Int?
     /// URL → partition → slots of the stored variants, in the order they were stored.
     private var index: [String: [CachePartition: [Int]]] = [:]
+    private var lastNodeID: UInt64 = 0
     /// Number of stored entries.
     private(set) var count = 0
     /// Sum of ``CachedResponse/byteCount`` over the stored entries.
@@ -67,17 +81,20 @@ struct CacheStorage {
         self.limits = limits
     }
 
-    /// The most recently stored variant for `url` and `partition` that `headers` select (RFC 9111 §4.1); marks it
-    /// as most recently used.
-    mutating func entry(url: String, partition: CachePartition, matching headers: HTTPHeaders) -> CachedResponse? {
-        guard let variants = index[url]?[partition] else { return nil }
-        for slot in variants.reversed() {
-            guard let node = slots[slot], node.entry.matches(headers) else { continue }
-            unlink(slot)
-            linkAsNewest(slot)
-            return node.entry
+    /// The stored variants for `url` and `partition`, most recently stored first: matching them against a request's
+    /// headers (server-controlled work) happens outside the lock.
+    func candidates(url: String, partition: CachePartition) -> [Candidate] {
+        guard let variants = index[url]?[partition] else { return [] }
+        return variants.reversed().compactMap { slot in
+            slots[slot].map { Candidate(slot: slot, id: $0.id, entry: $0.entry) }
         }
-        return nil
+    }
+
+    /// Marks a candidate as most recently used, if it is still stored.
+    mutating func touch(_ candidate: Candidate) {
+        guard slots[candidate.slot]?.id == candidate.id else { return }
+        unlink(candidate.slot)
+        linkAsNewest(candidate.slot)
     }
 
     /// Stores `entry` as the most recently used, replacing the variants that `headers` (the request it answers)
@@ -85,11 +102,16 @@ struct CacheStorage {
     mutating func insert(
         _ entry: CachedResponse, url: String, partition: CachePartition, replacing headers: HTTPHeaders
     ) -> Insertion {
-        let replaced = removeVariants(url: url, partition: partition, matching: headers)
+        var replaced = removeVariants(url: url, partition: partition, matching: headers)
         guard limits.maxEntries > 0, entry.byteCount <= limits.maxEntryBytes, entry.byteCount <= limits.maxBytes else {
             return Insertion(stored: false, replaced: replaced, evicted: 0)
         }
-        let node = Node(entry: entry, url: url, partition: partition)
+        while let variants = index[url]?[partition], variants.count >= Self.maxVariants, let oldest = variants.first {
+            remove(oldest)
+            replaced += 1
+        }
+        lastNodeID &+= 1
+        let node = Node(id: lastNodeID, entry: entry, url: url, partition: partition)
         let slot: Int
         if let free = freeSlots.popLast() {
             slot = free

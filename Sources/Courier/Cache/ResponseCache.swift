@@ -224,8 +224,13 @@ public actor ResponseCache {
 
     // MARK: Critical Sections
 
+    /// The variant `request` selects. `Vary` matching runs outside the lock: how much of it there is depends on the
+    /// server, and a slow match must not hold up every other lookup.
     private nonisolated func entry(url: String, partition: CachePartition, _ request: HTTPRequest) -> CachedResponse? {
-        state.withLock { $0.storage.entry(url: url, partition: partition, matching: request.headers) }
+        let candidates = state.withLock { $0.storage.candidates(url: url, partition: partition) }
+        guard let chosen = candidates.first(where: { $0.entry.matches(request.headers) }) else { return nil }
+        state.withLock { $0.storage.touch(chosen) }
+        return chosen.entry
     }
 
     private nonisolated func decide(

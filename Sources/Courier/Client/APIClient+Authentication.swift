@@ -58,11 +58,17 @@ extension APIClient {
     ///
     /// Takes a valid credential first, refreshing if needed, because its identity partitions the
     /// coalescing key: two users never share a flight.
-    func authorization<T>(for request: Request<T>) async throws -> Authorization? {
+    ///
+    /// The wait for a refresh ends by the caller's own deadline (``CallLimits/nextWait(now:)``): the caller then
+    /// leaves with ``APIError/timedOut(_:)`` and the refresh goes on for the others.
+    func authorization<T>(for request: Request<T>, within limits: CallLimits) async throws -> Authorization? {
         guard request.requiresAuthentication, let refresher = configuration.authenticator,
             !refresher.isRefreshingInCurrentTask
         else { return nil }
-        let credential = try await refresher.validCredential()
+        let credential = try await Deadline.run(timeout: limits.nextWait(now: deadlines.elapsed), scheduler: deadlines)
+        {
+            try await refresher.validCredential()
+        }
         return Authorization(refresher: refresher, credential: credential)
     }
 }

@@ -66,7 +66,15 @@ extension APIClient {
         /// (see ``credentials``) go only to the base URL's origin and ``trustedOrigins``.
         public var headers: HTTPHeaders
         /// The deadline of one attempt when the request sets none. 60 seconds by default.
+        ///
+        /// It also bounds what a caller waits for before its attempt: a token refresh, and a flight it joined
+        /// (a joiner leaves with ``APIError/timedOut(_:)`` when its own timeout passes, and the flight goes on for
+        /// the others).
         public var timeout: Duration
+        /// The deadline of a whole call when the request sets none: every wait (a token refresh, a shared flight,
+        /// each attempt, the delays between retries) ends by it, and a retry whose delay (`Retry-After` included)
+        /// would end past it is not made. `nil` by default: only ``timeout`` applies, per attempt.
+        public var callTimeout: Duration?
         /// The status codes that count as success; anything else fails with
         /// ``APIError/unacceptableStatus(_:)``. `200..<300` by default.
         public var acceptableStatusCodes: Range<Int>
@@ -117,6 +125,7 @@ extension APIClient {
             self.coalescingHeaders = []
             self.headers = headers
             self.timeout = timeout
+            self.callTimeout = nil
             self.acceptableStatusCodes = 200..<300
             self.decoder = JSONDecoder()
             self.encoder = JSONEncoder()

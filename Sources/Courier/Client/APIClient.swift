@@ -84,11 +84,13 @@ public final class APIClient: Sendable {
     /// Everything but decoding: shared by both `send` overloads.
     private func perform<T>(_ request: Request<T>, id: RequestID) async throws -> Exchange {
         let prepared = try prepare(request)
-        let timeout = request.timeout ?? configuration.timeout
+        let limits = CallLimits(
+            timeout: request.timeout ?? configuration.timeout,
+            callTimeout: request.callTimeout ?? configuration.callTimeout, now: deadlines.elapsed)
         // The identity is fixed before anything else: it partitions the cache and the coalescing key, so two
         // users never share a response. Only a target that may receive the client's credentials gets one.
         let mayAuthorize = prepared.isTrusted || request.sendsCredentialsToAnyOrigin
-        let authorization = mayAuthorize ? try await authorization(for: request) : nil
+        let authorization = mayAuthorize ? try await authorization(for: request, within: limits) : nil
         let partition = authorization?.identity
         // Adapters run once before the cache and the coalescer look: `Vary` and the key see what is sent.
         let adapted = try await adaptBeforeLookup(prepared.request)
@@ -101,11 +103,17 @@ public final class APIClient: Sendable {
                 let key = coalescingKey(for: sent, policy: request.coalescing, partition: partition)
             else {
                 return await absorb(
-                    try await transmit(sent, retrying: retries, timeout: timeout, authorization: authorization, id: id))
+                    try await transmit(sent, retrying: retries, limits: limits, authorization: authorization, id: id))
             }
-            let coalesced = try await coalescer.run(key) { [self] in
+            // Each caller waits for the flight within its own deadline, joiners included; the flight goes on
+            // for whoever is still waiting.
+            let now = deadlines.elapsed
+            let bound = RequestCoalescer<RequestKey, Exchange>.WaitBound(
+                scheduler: deadlines, leading: limits.remaining(now: now), joining: limits.nextWait(now: now),
+                error: { APIError.timedOut($0) })
+            let coalesced = try await coalescer.run(key, bound: bound) { [self] in
                 await absorb(
-                    try await transmit(sent, retrying: retries, timeout: timeout, authorization: authorization, id: id))
+                    try await transmit(sent, retrying: retries, limits: limits, authorization: authorization, id: id))
             }
             var exchange = coalesced.value
             exchange.joined = coalesced.joined
@@ -181,21 +189,21 @@ public final class APIClient: Sendable {
     ///   - first: The first attempt, adapters already applied.
     ///   - retries: What later attempts adapt again, so their signatures and timestamps are fresh.
     func transmit(
-        _ first: HTTPRequest, retrying retries: HTTPRequest, timeout: Duration, authorization: Authorization?,
+        _ first: HTTPRequest, retrying retries: HTTPRequest, limits: CallLimits, authorization: Authorization?,
         id: RequestID
     ) async throws -> Exchange {
         // Bound again here: the flight may run in a task of its own, and its refreshes belong to its leader.
         // Only a call with a credential can refresh, so only it pays for binding the scope.
         guard authorization != nil else {
-            return try await attempts(first, retrying: retries, timeout: timeout, authorization: nil, id: id)
+            return try await attempts(first, retrying: retries, limits: limits, authorization: nil, id: id)
         }
         return try await EventScope.$current.withValue(EventScope(instrumentation, id)) {
-            try await attempts(first, retrying: retries, timeout: timeout, authorization: authorization, id: id)
+            try await attempts(first, retrying: retries, limits: limits, authorization: authorization, id: id)
         }
     }
 
     private func attempts(
-        _ first: HTTPRequest, retrying retries: HTTPRequest, timeout: Duration, authorization: Authorization?,
+        _ first: HTTPRequest, retrying retries: HTTPRequest, limits: CallLimits, authorization: Authorization?,
         id: RequestID
     ) async throws -> Exchange {
         var authorization = authorization
@@ -207,7 +215,8 @@ public final class APIClient: Sendable {
             try await authorization?.authorize(&sent, using: configuration.authorize)
             let outcome: RetryContext.Outcome
             do {
-                let response = try await send(sent, timeout: timeout, attempt: attempt, id: id)
+                let response = try await send(
+                    sent, timeout: limits.nextWait(now: deadlines.elapsed), attempt: attempt, id: id)
                 if configuration.acceptableStatusCodes.contains(response.statusCode) {
                     return Exchange(request: sent, response: response, attempts: attempt, leader: id)
                 }
@@ -223,7 +232,7 @@ public final class APIClient: Sendable {
             }
             let context = RetryContext(
                 request: sent, attempt: attempt - resends, outcome: outcome, now: configuration.currentDate())
-            switch configuration.retryPolicy.decision(for: context) {
+            switch limits.allowing(configuration.retryPolicy.decision(for: context), now: deadlines.elapsed) {
             case .retry(let delay):
                 instrumentation.count(.retry)
                 instrumentation.emit(

@@ -47,6 +47,9 @@ final class DeadlineScheduler: Sendable {
         return id
     }
 
+    /// Time elapsed on the clock since the scheduler was made: what deadlines are measured against.
+    var elapsed: Duration { stopwatch.elapsed }
+
     /// Forgets an entry; it will not fire.
     func cancel(_ id: UInt64) {
         state.withLock { _ = $0.entries.removeValue(forKey: id) }

@@ -96,9 +96,30 @@ public actor RequestCoalescer<Key: Hashable & Sendable, Value: Sendable> {
         _ key: Key,
         operation: @escaping @Sendable () async throws -> Value
     ) async throws -> Coalesced<Value> {
+        try await run(key, bound: nil, operation: operation)
+    }
+
+    /// How long one caller waits for a flight before leaving with an error, kept on a ``DeadlineScheduler``.
+    struct WaitBound: Sendable {
+        let scheduler: DeadlineScheduler
+        /// The longest wait for a flight this caller leads, or `nil` for no bound of its own.
+        let leading: Duration?
+        /// The longest wait for a flight this caller joins, or `nil` for no bound of its own.
+        let joining: Duration?
+        /// What the caller is resumed with when its bound passes.
+        let error: @Sendable (Duration) -> any Error
+    }
+
+    /// ``run(_:operation:)`` where the caller leaves after its own bound, as if cancelled, but with `bound.error`:
+    /// the flight goes on for the others (and stops when nobody is left to wait, as under cancellation).
+    nonisolated func run(
+        _ key: Key, bound: WaitBound?, operation: @escaping @Sendable () async throws -> Value
+    ) async throws -> Coalesced<Value> {
         try Task.checkCancellation()
         let waiterID = table.withLock { $0.nextID() }
         var registration = Table.Registration.cancelled
+        var deadline: UInt64?
+        defer { if let deadline { bound?.scheduler.cancel(deadline) } }
         let value = try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (waiter: Table.Waiter) in
                 registration = table.withLock {
@@ -108,22 +129,35 @@ public actor RequestCoalescer<Key: Hashable & Sendable, Value: Sendable> {
                 case .cancelled:
                     waiter.resume(throwing: CancellationError())
                 case .joined:
-                    break
+                    deadline = schedule(bound, bound?.joining, key: key, waiterID: waiterID)
                 case .lead(let flightID):
+                    deadline = schedule(bound, bound?.leading, key: key, waiterID: waiterID)
                     let task = launch(flightID, for: key, operation: operation)
                     // The flight may have been abandoned between registering and here; then nobody else will cancel it.
                     if table.withLock({ $0.attach(task, to: key, flightID: flightID) }) { task.cancel() }
                 }
             }
         } onCancel: {
-            let (waiter, abandoned) = table.withLock { $0.leave(key, waiterID: waiterID, policy: policy) }
-            waiter?.resume(throwing: CancellationError())
-            abandoned?.cancel()
+            withdraw(key, waiterID: waiterID, error: CancellationError())
         }
         switch registration {
         case .joined(let flightID): return Coalesced(value: value, joined: true, flightID: flightID)
         case .lead(let flightID): return Coalesced(value: value, joined: false, flightID: flightID)
         case .cancelled: throw CancellationError()
+        }
+    }
+
+    /// Removes a waiter that leaves early and resumes it with `error`; cancels the flight if it was the last.
+    private nonisolated func withdraw(_ key: Key, waiterID: UInt64, error: any Error) {
+        let (waiter, abandoned) = table.withLock { $0.leave(key, waiterID: waiterID, policy: policy) }
+        waiter?.resume(throwing: error)
+        abandoned?.cancel()
+    }
+
+    private nonisolated func schedule(_ bound: WaitBound?, _ limit: Duration?, key: Key, waiterID: UInt64) -> UInt64? {
+        guard let bound, let limit else { return nil }
+        return bound.scheduler.schedule(after: limit) { [self] in
+            withdraw(key, waiterID: waiterID, error: bound.error(limit))
         }
     }
 

@@ -36,9 +36,9 @@ public struct RequestID: RawRepresentable, Hashable, Comparable, Sendable, Custo
 /// ```
 ///
 /// - Important: Events never contain a credential. URLs and headers are redacted before an event is built:
-///   the values of `Authorization`, `Proxy-Authorization`, `Cookie`, `Set-Cookie`, of
-///   ``APIClient/Configuration/redactedHeaders`` and of the query parameters in
-///   ``APIClient/Configuration/redactedQueryParameters`` read `<redacted>`, and so do error descriptions.
+///   the values of the header fields and query parameters that ``APIClient/Configuration/credentials`` names
+///   (the standard ones, your own, and what the `authorize` closure writes) and URL passwords read `<redacted>`,
+///   and so do error descriptions.
 public struct ClientEvent: Sendable, Hashable, CustomStringConvertible {
     /// The call this step belongs to.
     public let requestID: RequestID

@@ -47,6 +47,9 @@ public struct Request<Response>: Sendable {
     /// client's ``APIClient/Configuration/timeout``. Courier enforces it on its own clock, so
     /// sub-second deadlines work on every platform.
     public var timeout: Duration?
+    /// The deadline of the whole call, retries and waits included; `nil` uses the client's
+    /// ``APIClient/Configuration/callTimeout``.
+    public var callTimeout: Duration?
 
     /// Creates a request.
     ///
@@ -81,6 +84,7 @@ public struct Request<Response>: Sendable {
         self.requiresAuthentication = requiresAuthentication
         self.sendsCredentialsToAnyOrigin = false
         self.timeout = timeout
+        self.callTimeout = nil
     }
 
     /// Creates a request for an absolute URL, used as given.

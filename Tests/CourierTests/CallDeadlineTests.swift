@@ -1,0 +1,102 @@
+import Foundation
+import Testing
+
+@testable import Courier
+
+/// Every caller's own deadline holds: a joiner leaves a slower flight, a refresh wait ends by the caller's timeout,
+/// and a retry delay never outlasts the whole call.
+@Suite(.timeLimit(.minutes(1))) struct CallDeadlineTests {
+    private static let baseURL = URL(string: "https://api.example.com")!
+
+    @Test func aJoinerLeavesAtItsOwnTimeoutWhileTheFlightGoesOn() async throws {
+        let clock = TestClock()
+        let gate = CoalescerTestKit.Gate()
+        let transport = MockTransport { _, _ in
+            _ = await gate.wait()
+            return .text(200, "slow")
+        }
+        let client = APIClient(
+            baseURL: Self.baseURL,
+            configuration: .init(transport: transport, cache: nil, retryPolicy: .never, clock: clock))
+        let leader = Task { try await client.send(Request<Data>(path: "/slow", timeout: .seconds(60))) }
+        await clock.waitForSleeper(of: .seconds(60))
+        let joiner = Task { try await client.send(Request<Data>(path: "/slow", timeout: .seconds(1))) }
+        while await client.coalescer.waiterCount < 2 { await Task.yield() }
+        await clock.waitForSleeper(of: .seconds(1))
+
+        clock.advance(by: .seconds(1))
+
+        let error = try await #require(throws: APIError.self) { try await joiner.value }
+        guard case .timedOut(let after) = error else {
+            Issue.record("expected timedOut, got \(error)")
+            return
+        }
+        #expect(after == .seconds(1))
+        #expect(await client.coalescer.waiterCount == 1, "the leader still waits")
+        await gate.open()
+        #expect(try await leader.value.value == Data("slow".utf8))
+        #expect(transport.callCount == 1)
+    }
+
+    @Test func aRetryAfterLongerThanTheCallIsNotWaitedFor() async throws {
+        let clock = TestClock()
+        let transport = MockTransport { _, _ in .text(503, headers: ["Retry-After": "3"]) }
+        let client = APIClient(
+            baseURL: Self.baseURL,
+            configuration: .init(
+                transport: transport, cache: nil, retryPolicy: RetryPolicy(jitter: .none), clock: clock))
+        var request = Request<Data>(path: "/busy", timeout: .milliseconds(200))
+        request.callTimeout = .seconds(2)
+
+        // No clock advance: a sleep of 3 s would hang here until the time limit.
+        let error = try await #require(throws: APIError.self) { try await client.send(request) }
+
+        #expect(error.statusCode == 503)
+        #expect(transport.callCount == 1)
+        #expect(clock.pendingSleeps.allSatisfy { $0 < .seconds(3) })
+    }
+
+    @Test func aRetryInsideTheCallDeadlineIsStillMade() async throws {
+        let clock = TestClock()
+        let transport = MockTransport { _, index in
+            index == 0 ? .text(503, headers: ["Retry-After": "1"]) : .text(200, "ok")
+        }
+        let client = APIClient(
+            baseURL: Self.baseURL,
+            configuration: .init(
+                transport: transport, cache: nil, retryPolicy: RetryPolicy(jitter: .none), clock: clock))
+        var request = Request<Data>(path: "/busy")
+        request.callTimeout = .seconds(5)
+        let call = Task { try await client.send(request) }
+        await clock.waitForSleeper(of: .seconds(1))
+        clock.advance(by: .seconds(1))
+
+        #expect(try await call.value.attempts == 2)
+    }
+
+    @Test func aRefreshThatNeverAnswersEndsAtTheCallersTimeout() async throws {
+        let clock = TestClock()
+        let gate = CoalescerTestKit.Gate()
+        let refresher = TokenRefresher(credential: nil) { _ in
+            _ = await gate.wait()
+            return Credential(accessToken: "late", identity: "alice")
+        }
+        let transport = MockTransport { _, _ in .text(200, "ok") }
+        let client = APIClient(
+            baseURL: Self.baseURL,
+            configuration: .init(
+                transport: transport, cache: nil, retryPolicy: .never, authenticator: refresher, clock: clock))
+        let call = Task { try await client.send(Request<Data>(path: "/me", timeout: .milliseconds(200))) }
+        await clock.waitForSleeper(of: .milliseconds(200))
+
+        clock.advance(by: .milliseconds(200))
+
+        let error = try await #require(throws: APIError.self) { try await call.value }
+        guard case .timedOut = error else {
+            Issue.record("expected timedOut, got \(error)")
+            return
+        }
+        #expect(transport.callCount == 0)
+        await gate.open()
+    }
+}

@@ -1,0 +1,41 @@
+import Foundation
+import Testing
+
+@testable import Courier
+
+/// A hostile `Vary` costs a bounded amount: a response listing too many names is not stored, and a per-request `Vary`
+/// keeps a bounded number of variants per URL.
+@Suite struct VaryBoundsTests {
+    private static let date = TestDate()
+
+    private static func store(_ cache: ResponseCache, vary: String, requestID: Int) async -> Bool {
+        let request = HTTPRequest(
+            url: URL(string: "https://api.example.com/feed")!, headers: ["X-Request-ID": "\(requestID)"])
+        let response = HTTPResponse(
+            statusCode: 200, headers: ["Cache-Control": "max-age=60", "Vary": vary], body: Data("feed".utf8))
+        return await cache.store(response, for: request, partition: nil, requestTime: date.now, responseTime: date.now)
+    }
+
+    @Test func aVaryOfAThousandNamesIsNotStored() async {
+        let cache = ResponseCache()
+        let names = (0..<1_000).map { "X-Field-\($0)" }.joined(separator: ", ")
+
+        #expect(await Self.store(cache, vary: names, requestID: 1) == false)
+        #expect(await Self.store(cache, vary: "Accept, X-Request-ID", requestID: 1) == true)
+        #expect(await cache.count == 1)
+    }
+
+    @Test func aPerRequestVaryKeepsABoundedNumberOfVariants() async {
+        let cache = ResponseCache()
+        for id in 0..<1_000 {
+            #expect(await Self.store(cache, vary: "X-Request-ID", requestID: id))
+        }
+
+        #expect(await cache.count == CacheStorage.maxVariants)
+        #expect(await cache.isConsistent)
+        let newest = HTTPRequest(url: URL(string: "https://api.example.com/feed")!, headers: ["X-Request-ID": "999"])
+        let oldest = HTTPRequest(url: URL(string: "https://api.example.com/feed")!, headers: ["X-Request-ID": "0"])
+        #expect(await cache.cachedResponse(for: newest, partition: nil) != nil)
+        #expect(await cache.cachedResponse(for: oldest, partition: nil) == nil, "the oldest variants were dropped")
+    }
+}
