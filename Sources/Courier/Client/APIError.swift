@@ -174,8 +174,11 @@ extension APIError: CustomStringConvertible, LocalizedError {
 }
 
 extension Duration {
-    /// The duration in seconds with millisecond precision, for messages: `"0.25 s"`.
+    /// The duration in seconds with millisecond precision, for messages: `"0.25 s"`. A duration past
+    /// `saturationLimit` (a caller's `.seconds(Int64.max)`) is printed as a floating-point number rather than
+    /// overflowing the millisecond count.
     var formattedSeconds: String {
+        guard self == saturated else { return "\(timeInterval) s" }
         let milliseconds = components.seconds * 1000 + components.attoseconds / 1_000_000_000_000_000
         let whole = milliseconds / 1000
         let fraction = milliseconds % 1000
