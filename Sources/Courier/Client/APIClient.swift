@@ -114,8 +114,10 @@ public final class APIClient: Sendable {
     }
 
     /// Builds the request that will be sent: URL, merged headers, encoded body. Throws before anything
-    /// is sent when any part is malformed.
+    /// is sent when any part is malformed, the method included (a method that is not a token could smuggle a
+    /// second request onto the connection).
     func prepare<T>(_ request: Request<T>) throws(APIError) -> HTTPRequest {
+        try request.method.validate()
         let url = try URLBuilder.url(base: baseText, path: request.path, query: request.query)
         var headers = request.headers
         headers.addMissing(from: configuration.headers)
@@ -214,7 +216,8 @@ public final class APIClient: Sendable {
         }
     }
 
-    /// Runs the adapters in order; their failures become ``APIError/adapterFailed(_:)``.
+    /// Runs the adapters in order; their failures become ``APIError/adapterFailed(_:)``. What they return is
+    /// validated again, method and headers, since an adapter may change either.
     private func adapt(_ request: HTTPRequest) async throws -> HTTPRequest {
         var request = request
         for adapter in configuration.adapters {
@@ -226,7 +229,10 @@ public final class APIClient: Sendable {
                 throw APIError.adapterFailed(error)
             }
         }
-        if !configuration.adapters.isEmpty { try request.headers.validate() }
+        if !configuration.adapters.isEmpty {
+            try request.method.validate()
+            try request.headers.validate()
+        }
         return request
     }
 
