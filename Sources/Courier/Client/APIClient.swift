@@ -34,6 +34,11 @@ public final class APIClient: Sendable {
 
     /// Creates a client.
     ///
+    /// A relative request path is appended to the base URL's path. A query on the base URL is kept and sent with
+    /// every relative request, before the request's own query: with `https://api.example.com/v1?tenant=acme`,
+    /// `/users/42?page=2` is sent as `https://api.example.com/v1/users/42?tenant=acme&page=2`. A fragment on the
+    /// base URL is dropped (fragments are never sent).
+    ///
     /// - Parameters:
     ///   - baseURL: The URL relative request paths are appended to, such as `https://api.example.com/v1`.
     ///   - configuration: Transport, retries, adapters and the rest; see ``Configuration``.
