@@ -136,7 +136,7 @@ public struct RetryPolicy: Sendable {
     /// The delay before the retry that follows attempt number `attempt` (1-based), jitter applied.
     ///
     /// Never traps, whatever the attempt number and delays: the doubling stops as soon as it reaches
-    /// ``maximumDelay``, and negative delays count as zero (see `Duration.saturationLimit` for the longest).
+    /// ``maximumDelay``, negative delays count as zero, and no delay exceeds about 292 years (`Int64.max` ns).
     ///
     /// - Parameter attempt: The number of the attempt that just failed, starting at 1.
     /// - Returns: ``baseDelay`` doubled for every attempt after the first, at most ``maximumDelay``, spread as
