@@ -122,6 +122,17 @@ private func makeClient(
         #expect(sent.headers["user-agent"] == "courier-tests")
     }
 
+    @Test func everyLineOfARepeatedDefaultHeaderIsSent() async throws {
+        let transport = MockTransport.responding()
+        let client = makeClient(transport) {
+            $0.headers = HTTPHeaders([("Accept", "application/json"), ("Accept", "text/plain;q=0.5"), ("X-A", "1")])
+        }
+        try await client.send(Request<Void>.get("/"))
+        try await client.send(Request<Void>.get("/", headers: ["accept": "text/csv"]))
+        let sent = transport.requests.map { $0.headers.values(for: "Accept") }
+        #expect(sent == [["application/json", "text/plain;q=0.5"], ["text/csv"]])
+    }
+
     @Test func encodableBodiesAreSentAsJSON() async throws {
         let transport = MockTransport.responding(status: 201)
         let client = makeClient(transport)

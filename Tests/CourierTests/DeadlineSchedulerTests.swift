@@ -51,6 +51,28 @@ import Testing
         #expect(clock.pendingSleeps == [.seconds(60) - .milliseconds(250)])
     }
 
+    @Test func tenThousandCancelledLongDeadlinesLeaveAHeapOfTheLiveOnes() {
+        let clock = TestClock()
+        let scheduler = DeadlineScheduler(clock: clock)
+        let live = (0..<10).map { _ in scheduler.schedule(after: .seconds(7200)) {} }
+        for _ in 0..<10_000 {
+            scheduler.cancel(scheduler.schedule(after: .seconds(3600)) {})
+        }
+        #expect(scheduler.pendingCount == live.count)
+        #expect(scheduler.heapCount <= 2 * live.count + DeadlineScheduler.compactionFloor + 1)
+    }
+
+    @Test func cancellingMostOfABurstCompactsTheHeapToTheLiveEntries() {
+        let clock = TestClock()
+        let scheduler = DeadlineScheduler(clock: clock)
+        var random = SplitMix64(seed: 14)
+        var ids = (0..<10_000).map { _ in scheduler.schedule(after: .seconds(Int64(random.int(60...3600)))) {} }
+        ids.shuffle(using: &random)
+        for id in ids.dropFirst(1_000) { scheduler.cancel(id) }
+        #expect(scheduler.pendingCount == 1_000)
+        #expect(scheduler.heapCount <= 2 * 1_000 + DeadlineScheduler.compactionFloor + 1)
+    }
+
     @Test func aThousandSequentialCallsLeaveOneTimer() async throws {
         let clock = TestClock()
         let client = APIClient(

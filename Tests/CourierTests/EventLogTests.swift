@@ -148,6 +148,50 @@ private typealias Kit = EventTestKit
         #expect(client.eventLog.subscriberCount == 0)
     }
 
+    // MARK: One Stream, Two Tasks
+
+    @Test func twoTasksIteratingOneStreamShareItsEventsAndNeverHang() async {
+        var log: EventLog? = EventLog(clock: TestClock())
+        let shared = log!.subscribe()
+        let readers = (0..<2).map { _ in
+            Task { () -> [RequestID] in
+                var received: [RequestID] = []
+                for await event in shared { received.append(event.requestID) }
+                return received
+            }
+        }
+        // Both suspended on the same subscriber (the check for cancellation lets the time limit end a regression).
+        while log!.waitingReaderCount < 2, !Task.isCancelled { await Task.yield() }
+        for number in 1...1_000 { log!.emit(Self.id(number), .cacheMiss) }
+        log = nil  // ends the stream once what it buffered is read
+
+        let received = await readers[0].value + readers[1].value
+        #expect(received.count == 1_000)
+        #expect(Set(received) == Set((1...1_000).map(Self.id)))
+    }
+
+    @Test func twoTasksIteratingOneClientStreamSeeEveryEventOnceBetweenThem() async throws {
+        var client: APIClient? = Kit.makeClient(MockTransport.responding(body: "ok"))
+        let shared = client!.events
+        let reference = client!.events
+        let readers = (0..<2).map { _ in
+            Task { () -> [ClientEvent] in
+                var received: [ClientEvent] = []
+                for await event in shared { received.append(event) }
+                return received
+            }
+        }
+        while client!.eventLog.waitingReaderCount < 2, !Task.isCancelled { await Task.yield() }
+        for number in 1...20 { try await client!.send(Request<Data>.get("/items/\(number)")) }
+        client = nil
+
+        let received = await readers[0].value + readers[1].value
+        var expected: [ClientEvent] = []
+        for await event in reference { expected.append(event) }
+        #expect(expected.count >= 20 * 3)
+        #expect(received.map(\.description).sorted() == expected.map(\.description).sorted())
+    }
+
     @Test(arguments: [
         (Duration.zero, "0.0ms"), (.microseconds(3_250), "3.2ms"), (.seconds(2), "2000.0ms"),
         (.milliseconds(-1), "-1.0ms"),

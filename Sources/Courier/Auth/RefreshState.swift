@@ -184,16 +184,12 @@ struct RefreshState {
 
     /// `leeway` before the expiry, but never before half the lifetime left at installation has passed:
     /// a token issued for less than twice the leeway would otherwise be renewed on every call.
+    ///
+    /// The leeway is clamped to `0 ... Duration.saturationLimit`: a negative one would renew after the expiry, and
+    /// one of `.seconds(Int64.max)` simply means "renew halfway".
     static func renewalDate(expiresAt: Date, installedAt now: Date, leeway: Duration) -> Date {
-        let early = expiresAt.addingTimeInterval(-leeway.timeInterval)
+        let early = expiresAt.addingTimeInterval(-leeway.saturatedDelay.timeInterval)
         let halfway = now.addingTimeInterval(expiresAt.timeIntervalSince(now) / 2)
         return max(early, halfway)
-    }
-}
-
-extension Duration {
-    /// The duration in seconds, for `Date` arithmetic.
-    var timeInterval: TimeInterval {
-        Double(components.seconds) + Double(components.attoseconds) / 1e18
     }
 }

@@ -269,14 +269,7 @@ extension CacheControl {
 
     /// `tchar` from RFC 9110 §5.6.2.
     private static func isTokenByte(_ byte: UInt8) -> Bool {
-        switch byte {
-        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"):
-            return true
-        case UInt8(ascii: "0")...UInt8(ascii: "9"):
-            return true
-        default:
-            return "!#$%&'*+-.^_`|~".utf8.contains(byte)
-        }
+        HTTPToken.characters.contains(byte)
     }
 
     /// ASCII lowercase; other bytes unchanged (a plain `| 0x20` would corrupt tchars such as `^`).

@@ -40,7 +40,10 @@ extension APIClient {
             return try await flight(prepared, absorber(cache, prepared, partition, validating: nil, id: id))
         case .staleWhileRevalidate(let entry, let revalidation):
             let absorb = absorber(cache, prepared, partition, validating: entry, id: id)
-            backgroundRefreshes.run { _ = try await flight(revalidation, absorb) }
+            // One refresh per stored response at a time, even with coalescing off: keyed like the cache entry.
+            let key = RequestKey(
+                revalidation, varyingOn: configuration.coalescingHeaders + entry.varyNames, partition: partition)
+            backgroundRefreshes.run(key: key) { _ = try await flight(revalidation, absorb) }
             return Exchange(
                 request: prepared, response: entry.served(at: now), attempts: 0, source: .staleWhileRevalidate)
         case .validate(let entry, let conditional):

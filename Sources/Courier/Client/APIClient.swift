@@ -36,6 +36,11 @@ public final class APIClient: Sendable {
 
     /// Creates a client.
     ///
+    /// A relative request path is appended to the base URL's path. A query on the base URL is kept and sent with
+    /// every relative request, before the request's own query: with `https://api.example.com/v1?tenant=acme`,
+    /// `/users/42?page=2` is sent as `https://api.example.com/v1/users/42?tenant=acme&page=2`. A fragment on the
+    /// base URL is dropped (fragments are never sent).
+    ///
     /// - Parameters:
     ///   - baseURL: The URL relative request paths are appended to, such as `https://api.example.com/v1`.
     ///   - configuration: Transport, retries, adapters and the rest; see ``Configuration``.
@@ -136,9 +141,11 @@ public final class APIClient: Sendable {
     }
 
     /// Builds the request that will be sent: URL, merged headers, encoded body. Throws before anything
-    /// is sent when any part is malformed. The credential fields of the default headers go only to a trusted
+    /// is sent when any part is malformed, the method included (a method that is not a token could smuggle a
+    /// second request onto the connection). The credential fields of the default headers go only to a trusted
     /// origin (or with ``Request/sendsCredentialsToAnyOrigin``).
     func prepare<T>(_ request: Request<T>) throws(APIError) -> Prepared {
+        try request.method.validate()
         let url = try URLBuilder.url(base: baseText, path: request.path, query: request.query)
         let isTrusted = !URLBuilder.isAbsolute(request.path) || scope.trusts(url)
         var headers = request.headers
@@ -248,7 +255,8 @@ public final class APIClient: Sendable {
         }
     }
 
-    /// Runs the adapters in order; their failures become ``APIError/adapterFailed(_:)``.
+    /// Runs the adapters in order; their failures become ``APIError/adapterFailed(_:)``. What they return is
+    /// validated again, method and headers, since an adapter may change either.
     private func adapt(_ request: HTTPRequest) async throws -> HTTPRequest {
         try await adapt(request) { _, _, _ in }
     }
@@ -280,6 +288,7 @@ public final class APIClient: Sendable {
             observe(adapter, before, request.headers)
         }
         if !configuration.adapters.isEmpty {
+            try request.method.validate()
             try request.headers.validate()
             // An adapter may replace the request wholesale; the client's policy still says what is a credential.
             request.credentials = scope.credentials

@@ -79,6 +79,9 @@ public enum InvalidRequestReason: Sendable, Hashable, CustomStringConvertible {
     /// A header value contains a line break or another control character. Carries the header name only,
     /// so that a credential in the value is never printed.
     case invalidHeaderValue(name: String)
+    /// The method is not a token (RFC 9110 §9.1): empty, or with a space, a line break or a delimiter. Carries the
+    /// method as given; its description shows only an escaped prefix.
+    case invalidMethod(String)
 
     /// The reason as a sentence, with secret query parameter values shown as `<redacted>`.
     public var description: String {
@@ -91,7 +94,16 @@ public enum InvalidRequestReason: Sendable, Hashable, CustomStringConvertible {
         case .invalidPath(let path, let problem): "the path \"\(path)\" \(problem)"
         case .invalidHeaderName(let name): "\"\(name)\" is not a valid header name"
         case .invalidHeaderValue(let name): "the value of header \"\(name)\" contains a control character"
+        case .invalidMethod(let method): "the method \(Self.excerpt(method)) is not a token (RFC 9110 §9.1)"
         }
+    }
+
+    /// The first characters of a caller's text, quoted with control characters escaped, so that a line break
+    /// shows as `\r\n` and a long text (perhaps a smuggled request with a credential in it) is cut short.
+    private static func excerpt(_ text: String) -> String {
+        let limit = 20
+        guard text.count > limit else { return text.debugDescription }
+        return String(text.prefix(limit)).debugDescription + "… (\(text.utf8.count) bytes)"
     }
 }
 
@@ -170,8 +182,11 @@ extension APIError: CustomStringConvertible, LocalizedError {
 }
 
 extension Duration {
-    /// The duration in seconds with millisecond precision, for messages: `"0.25 s"`.
+    /// The duration in seconds with millisecond precision, for messages: `"0.25 s"`. A duration past
+    /// `saturationLimit` (a caller's `.seconds(Int64.max)`) is printed as a floating-point number rather than
+    /// overflowing the millisecond count.
     var formattedSeconds: String {
+        guard self == saturated else { return "\(timeInterval) s" }
         let milliseconds = components.seconds * 1000 + components.attoseconds / 1_000_000_000_000_000
         let whole = milliseconds / 1000
         let fraction = milliseconds % 1000

@@ -11,7 +11,7 @@ struct CallLimits: Sendable {
 
     init(timeout: Duration, callTimeout: Duration?, now: Duration) {
         self.timeout = timeout
-        end = callTimeout.map { now + $0 }
+        end = callTimeout.map { now.saturatingAdding($0) }
     }
 
     /// What is left of the whole call, never negative; `nil` without a call deadline.

@@ -6,6 +6,11 @@
 /// instead keeps the deadlines in a heap and runs one timer task that sleeps until the earliest; an attempt that
 /// ends just removes its entry. A new timer replaces the running one only when a deadline earlier than the
 /// timer's target arrives, which a client whose attempts share one timeout never does.
+///
+/// Deadlines saturate (see `Duration.saturationLimit`): a timeout of `.seconds(Int64.max)` is a deadline that never
+/// arrives, not a trap in the timer task. An attempt that ends early leaves a dead entry in the heap; once the dead
+/// outnumber the live, the heap is rebuilt from the live entries, so its size follows the deadlines pending, not the
+/// request rate times the timeout.
 final class DeadlineScheduler: Sendable {
     private struct Entry {
         let deadline: Duration
@@ -14,7 +19,8 @@ final class DeadlineScheduler: Sendable {
 
     private struct State {
         var entries: [UInt64: Entry] = [:]
-        /// Deadlines in time order. Entries removed by `cancel` stay until they reach the top (lazy deletion).
+        /// Deadlines in time order. Entries removed by `cancel` stay until they reach the top (lazy deletion) or
+        /// until they make up half the heap, when `cancel` compacts it.
         var heap = DeadlineHeap()
         var lastID: UInt64 = 0
         /// The running timer: its generation and the time it sleeps until.
@@ -33,7 +39,7 @@ final class DeadlineScheduler: Sendable {
 
     /// Calls `fire` once `delay` has passed on the clock, unless ``cancel(_:)`` comes first. Returns the entry's id.
     func schedule(after delay: Duration, _ fire: @escaping @Sendable () -> Void) -> UInt64 {
-        let deadline = stopwatch.elapsed + delay
+        let deadline = stopwatch.elapsed.saturatingAdding(delay)
         let (id, replaced) = state.withLock { state -> (UInt64, Task<Void, Never>?) in
             state.lastID &+= 1
             state.entries[state.lastID] = Entry(deadline: deadline, fire: fire)
@@ -51,12 +57,26 @@ final class DeadlineScheduler: Sendable {
     var elapsed: Duration { stopwatch.elapsed }
 
     /// Forgets an entry; it will not fire.
+    ///
+    /// Compacting when the dead entries exceed half the heap costs O(live) once per O(live) cancellations: amortized
+    /// O(1) per cancellation, with a floor so that a nearly idle client never rebuilds.
     func cancel(_ id: UInt64) {
-        state.withLock { _ = $0.entries.removeValue(forKey: id) }
+        state.withLock { state in
+            guard state.entries.removeValue(forKey: id) != nil else { return }
+            let dead = state.heap.count - state.entries.count
+            guard dead > Self.compactionFloor, dead > state.heap.count / 2 else { return }
+            state.heap.removeAll { [entries = state.entries] in entries[$0] == nil }
+        }
     }
+
+    /// Below this many dead entries the heap is never compacted: popping them as they reach the top is cheaper.
+    static let compactionFloor = 64
 
     /// Number of entries waiting to fire (for tests).
     var pendingCount: Int { state.withLock { $0.entries.count } }
+
+    /// Number of entries in the heap, dead ones included (for tests).
+    var heapCount: Int { state.withLock { $0.heap.count } }
 
     private func startTimer(_ state: inout State, target: Duration) {
         state.generations &+= 1
@@ -102,7 +122,15 @@ final class DeadlineScheduler: Sendable {
 struct DeadlineHeap {
     private var items: [(deadline: Duration, id: UInt64)] = []
 
+    var count: Int { items.count }
+
     func peek() -> (deadline: Duration, id: UInt64)? { items.first }
+
+    /// Removes every item whose id `isDead`, then restores the heap order bottom-up in O(n).
+    mutating func removeAll(where isDead: (UInt64) -> Bool) {
+        items.removeAll { isDead($0.id) }
+        for parent in stride(from: items.count / 2 - 1, through: 0, by: -1) { siftDown(from: parent) }
+    }
 
     mutating func push(_ deadline: Duration, id: UInt64) {
         items.append((deadline, id))
@@ -119,7 +147,11 @@ struct DeadlineHeap {
         guard !items.isEmpty else { return }
         items.swapAt(0, items.count - 1)
         items.removeLast()
-        var parent = 0
+        siftDown(from: 0)
+    }
+
+    private mutating func siftDown(from index: Int) {
+        var parent = index
         while true {
             let left = 2 * parent + 1
             let right = left + 1

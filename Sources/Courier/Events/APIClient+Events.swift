@@ -19,7 +19,8 @@ extension APIClient {
     /// ```
     ///
     /// - Important: Events are built only while someone subscribes; with no subscriber, emitting costs one lock
-    ///   read. URLs, headers and error descriptions in events are redacted (see ``ClientEvent``).
+    ///   read. URLs, headers and error descriptions in events are redacted (see ``ClientEvent``). Read `events`
+    ///   once per task: two tasks iterating one stream share its events (see ``EventLog/subscribe(bufferingNewest:)``).
     public var events: AsyncStream<ClientEvent> { eventLog.subscribe() }
 
     /// A new subscriber, like ``events``, that keeps up to `limit` unread events.

@@ -159,9 +159,10 @@ extension ClientEvent.Kind: CustomStringConvertible {
 }
 
 extension Duration {
-    /// The duration in milliseconds with one decimal, for event lines: `"3.2ms"`.
+    /// The duration in milliseconds with one decimal, for event lines: `"3.2ms"`. Clamped to
+    /// `saturationLimit` first, so that a custom retry delay of `.seconds(Int64.max)` cannot overflow the count.
     var formattedMilliseconds: String {
-        let (seconds, attoseconds) = components
+        let (seconds, attoseconds) = saturated.components
         let tenths = seconds * 10_000 + attoseconds / 100_000_000_000_000
         let sign = tenths < 0 ? "-" : ""
         let magnitude = tenths.magnitude

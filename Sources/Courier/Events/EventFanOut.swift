@@ -1,4 +1,4 @@
-/// The state behind an ``EventLog``: its subscribers, each with a bounded buffer and at most one waiting reader.
+/// The state behind an ``EventLog``: its subscribers, each with a bounded buffer and the readers waiting on it.
 ///
 /// `AsyncStream`'s own buffer is not used: its `yield` runs unspecialized generic code in the runtime (about 1.4 µs
 /// per call on Linux, measured), which every subscriber would add to every step of every call. Here an event costs
@@ -9,8 +9,10 @@ final class EventFanOut: Sendable {
     private struct Subscriber {
         let id: UInt64
         var buffer: EventBuffer
-        /// The reader waiting for the next event; set only while `buffer` is empty.
-        var reader: Reader?
+        /// The readers waiting for the next event, longest waiting first; never non-empty while `buffer` is not.
+        /// Usually one, but a stream iterated by several tasks at once has one per task: each event goes to one of
+        /// them, and none is ever dropped or overwritten.
+        var readers: [Reader] = []
     }
 
     private struct State {
@@ -25,6 +27,8 @@ final class EventFanOut: Sendable {
     var hasSubscribers: Bool { state.withLock { !$0.subscribers.isEmpty } }
     var subscriberCount: Int { state.withLock { $0.subscribers.count } }
     var droppedCount: Int { state.withLock { $0.dropped } }
+    /// Readers suspended in ``next(for:)``, over every subscriber (for tests).
+    var waitingReaderCount: Int { state.withLock { $0.subscribers.reduce(0) { $0 + $1.readers.count } } }
 
     /// Adds a subscriber keeping up to `limit` unread events; `nil` once the log is gone.
     func subscribe(limit: Int) -> UInt64? {
@@ -36,7 +40,8 @@ final class EventFanOut: Sendable {
         }
     }
 
-    /// Hands `make()` to every subscriber: to its waiting reader, or into its buffer (dropping the oldest when full).
+    /// Hands `make()` to every subscriber: to its longest-waiting reader, or into its buffer (dropping the oldest when
+    /// full).
     ///
     /// Readers are resumed inside the critical section: `resume` only schedules the reader's task, which runs later
     /// on its own executor, so nothing re-enters the lock, and every subscriber sees one order of events.
@@ -45,9 +50,8 @@ final class EventFanOut: Sendable {
             guard !state.subscribers.isEmpty else { return }
             let event = make()
             for index in state.subscribers.indices {
-                if let reader = state.subscribers[index].reader {
-                    state.subscribers[index].reader = nil
-                    reader.resume(returning: event)
+                if !state.subscribers[index].readers.isEmpty {
+                    state.subscribers[index].readers.removeFirst().resume(returning: event)
                 } else if state.subscribers[index].buffer.append(event) {
                     state.dropped += 1
                 }
@@ -66,28 +70,28 @@ final class EventFanOut: Sendable {
                     state.subscribers.remove(at: index)
                     return .some(nil)
                 }
-                state.subscribers[index].reader = reader
+                state.subscribers[index].readers.append(reader)
                 return nil
             }
             if let answer { reader.resume(returning: answer) }
         }
     }
 
-    /// Removes subscriber `id` (its task was cancelled, or its stream released); a waiting reader gets `nil`.
+    /// Removes subscriber `id` (its task was cancelled, or its stream released); waiting readers get `nil`.
     func unsubscribe(_ id: UInt64) {
         let removed = state.withLock { state -> Subscriber? in
             guard let index = state.subscribers.firstIndex(where: { $0.id == id }) else { return nil }
             return state.subscribers.remove(at: index)
         }
-        removed?.reader?.resume(returning: nil)
+        for reader in removed?.readers ?? [] { reader.resume(returning: nil) }
     }
 
     /// Ends every subscription: waiting readers get `nil`, the others read what is buffered, then `nil`.
     func finish() {
         let readers = state.withLock { state -> [Reader] in
             state.isFinished = true
-            let readers = state.subscribers.compactMap(\.reader)
-            state.subscribers.removeAll { $0.reader != nil }
+            let readers = state.subscribers.flatMap(\.readers)
+            state.subscribers.removeAll { !$0.readers.isEmpty }
             return readers
         }
         for reader in readers { reader.resume(returning: nil) }

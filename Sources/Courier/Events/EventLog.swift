@@ -19,6 +19,7 @@
 ///     every other subscriber, and never earlier than a previous one (``ClientEvent/at`` does not go back).
 ///   - A subscriber whose task is cancelled, or which stops iterating and is released, is removed. When the log
 ///     is released, every stream ends once its buffered events are read.
+///   - A stream iterated by several tasks at once hands each event to one of them; it never hangs either.
 public final class EventLog: Sendable {
     /// The buffer size of a subscriber that does not choose one: 1,024 events.
     public static let defaultBufferSize = 1_024
@@ -50,7 +51,11 @@ public final class EventLog: Sendable {
     /// Returns a new subscriber: a stream of every event emitted from now on.
     ///
     /// The subscription starts when this returns, not when iteration starts, so no event emitted in between is
-    /// missed. Iterate it once; several subscribers each get every event.
+    /// missed. Several subscribers each get every event.
+    ///
+    /// - Important: A stream is one subscriber. Iterating the same stream from several tasks at once is safe, but
+    ///   they share it: each event goes to one of them (the one that has waited longest), and cancelling any of
+    ///   them ends the stream for all. For every task to see every event, subscribe once per task.
     ///
     /// - Parameter limit: How many unread events this subscriber keeps before dropping its oldest; ``bufferSize``
     ///   when `nil`.
@@ -69,6 +74,9 @@ public final class EventLog: Sendable {
 
     /// How many subscribers are listening now.
     public var subscriberCount: Int { fanOut.subscriberCount }
+
+    /// Tasks suspended waiting for their subscriber's next event (for tests).
+    var waitingReaderCount: Int { fanOut.waitingReaderCount }
 
     /// How many events were dropped so far because a subscriber's buffer was full, summed over every subscriber
     /// the log ever had.

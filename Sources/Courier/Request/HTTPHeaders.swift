@@ -167,11 +167,13 @@ public struct HTTPHeaders: Sendable, Hashable, ExpressibleByDictionaryLiteral {
         fields.removeAll { $0.hasName(name) }
     }
 
-    /// Adds every field of `other` that this list does not already have a value for.
+    /// Adds every field of `other` whose name this list does not have, every line of a repeated name included.
+    ///
+    /// The names are checked against this list as it was before adding: checking while appending would find the
+    /// first line of a repeated default and drop the others.
     mutating func addMissing(from other: HTTPHeaders) {
-        for field in other.fields where !contains(field.name) {
-            fields.append(field)
-        }
+        let missing = other.fields.filter { !contains($0.name) }
+        fields.append(contentsOf: missing)
     }
 }
 

@@ -6,13 +6,18 @@
 /// ```swift
 /// let purge: HTTPMethod = "PURGE"
 /// ```
+///
+/// Any string makes a method, so that literals stay simple; ``APIClient`` checks it is a token before sending and
+/// fails with ``InvalidRequestReason/invalidMethod(_:)`` otherwise: a space or a line break in a method would let
+/// it rewrite the request line or smuggle a second request.
 public struct HTTPMethod: RawRepresentable, Hashable, Sendable, ExpressibleByStringLiteral, CustomStringConvertible {
     /// The method token as it is sent on the wire.
     public let rawValue: String
 
     /// Creates a method from its token, for example `"PROPFIND"`.
     ///
-    /// - Parameter rawValue: The method token, case-sensitive.
+    /// - Parameter rawValue: The method token, case-sensitive. It is not checked here: a request with a method that
+    ///   is not a token fails when it is sent, before anything reaches the network.
     public init(rawValue: String) {
         self.rawValue = rawValue
     }

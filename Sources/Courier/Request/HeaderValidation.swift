@@ -1,15 +1,23 @@
-extension HTTPHeaders {
-    /// Bytes allowed in a field name: RFC 9110 §5.6.2 `tchar`.
-    private static let tokenCharacters = ByteSet(
+/// RFC 9110 §5.6.2 tokens: the grammar of field names and methods, checked in one place.
+enum HTTPToken {
+    /// `tchar`: the bytes a token may contain.
+    static let characters = ByteSet(
         "!#$%&'*+-.^_`|~0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz")
 
+    /// Whether `text` is a token: one or more `tchar`, so it cannot carry a space, a line break or a delimiter.
+    static func isValid(_ text: String) -> Bool {
+        !text.isEmpty && text.utf8.allSatisfy(characters.contains)
+    }
+}
+
+extension HTTPHeaders {
     /// Throws unless every name is a token and no value contains a control character other than tab.
     ///
     /// A CR or LF in a value would let a caller's data inject headers or split the request, so it is
     /// refused before anything is sent rather than left to the transport.
     func validate() throws(APIError) {
         for field in fields {
-            guard !field.name.isEmpty, field.name.utf8.allSatisfy(Self.tokenCharacters.contains) else {
+            guard HTTPToken.isValid(field.name) else {
                 throw .invalidRequest(.invalidHeaderName(field.name))
             }
             let valueIsClean = field.value.utf8.allSatisfy { byte in
@@ -19,5 +27,17 @@ extension HTTPHeaders {
                 throw .invalidRequest(.invalidHeaderValue(name: field.name))
             }
         }
+    }
+}
+
+extension HTTPMethod {
+    /// Throws unless the method is a token (RFC 9110 §9.1).
+    ///
+    /// The method is the first word of the request line: a space or a line break in it would let a caller's data
+    /// rewrite the request line or smuggle a second request, so it is refused before anything is sent. The
+    /// initializer stays non-failing (methods are mostly literals); the client checks when it builds a request
+    /// and again after adapters ran.
+    func validate() throws(APIError) {
+        guard HTTPToken.isValid(rawValue) else { throw .invalidRequest(.invalidMethod(rawValue)) }
     }
 }

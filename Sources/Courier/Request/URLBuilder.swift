@@ -1,7 +1,11 @@
 import Foundation
 
-/// Builds the absolute URL of a ``Request``: relative paths are appended to the base URL, absolute
+/// Builds the absolute URL of a ``Request``: relative paths are appended to the base URL's path, absolute
 /// URLs are used as given, and query items are percent-encoded per RFC 3986.
+///
+/// A base URL may carry a query (`https://api.example.com/v1?tenant=acme`): the path goes before it and the queries
+/// are merged, the base's first, then the path's own, then the request's items:
+/// `/users/42?page=2` → `https://api.example.com/v1/users/42?tenant=acme&page=2`.
 enum URLBuilder {
     /// Characters RFC 3986 §2.3 leaves unreserved; everything else in a query name or value is escaped.
     private static let unreserved = ByteSet("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
@@ -25,14 +29,18 @@ enum URLBuilder {
         return url
     }
 
-    /// The URL text before the request's query items: either the absolute URL or base + path.
-    /// The base URL's text without trailing slashes, computed once per client.
+    /// The base URL's text without the trailing slashes of its path and without a fragment (which is never sent),
+    /// its query kept; computed once per client.
     static func baseText(of base: URL) -> String {
         var text = base.absoluteString
+        if let hash = text.firstIndex(of: "#") { text = String(text[..<hash]) }
+        let query = text.firstIndex(of: "?").map { String(text[$0...]) } ?? ""
+        text.removeLast(query.count)
         while text.hasSuffix("/") { text.removeLast() }
-        return text
+        return query == "?" ? text : text + query
     }
 
+    /// The URL text before the request's query items: either the absolute URL or base + path.
     private static func resolvedTarget(base: String, path: String) throws(APIError) -> (String, Bool) {
         switch scheme(of: path) {
         case "http"?, "https"?:
@@ -48,7 +56,18 @@ enum URLBuilder {
         let escaped = try escapePath(path)
         guard !escaped.isEmpty else { return (base, false) }
         let separator = escaped.hasPrefix("/") || escaped.hasPrefix("?") ? "" : "/"
-        return (base + separator + escaped, false)
+        guard let (basePath, baseQuery) = split(base) else { return (base + separator + escaped, false) }
+        // The path goes before the base's query; the path's own query follows the base's.
+        guard let (path, pathQuery) = split(basePath + separator + escaped) else {
+            return (basePath + separator + escaped + "?" + baseQuery, false)
+        }
+        return (path + "?" + baseQuery + (pathQuery.isEmpty ? "" : "&" + pathQuery), false)
+    }
+
+    /// `text` split at its first `?` into what comes before and the query after it; `nil` without a `?`.
+    private static func split(_ text: String) -> (String, String)? {
+        guard let mark = text.utf8.firstIndex(of: UInt8(ascii: "?")) else { return nil }
+        return (String(text[..<mark]), String(text[text.utf8.index(after: mark)...]))
     }
 
     /// Whether `path` is an absolute URL rather than a path relative to the base URL.

@@ -3,7 +3,7 @@ import Foundation
 /// Reads `Retry-After` (RFC 9110 §10.2.3): delay-seconds or an HTTP-date.
 enum RetryAfter {
     /// The delay the server asked for, or `nil` when the header is absent or unreadable.
-    /// A date in the past means "now" (zero).
+    /// A date in the past means "now" (zero); a huge number or a far date saturates, and never traps.
     static func delay(in headers: HTTPHeaders, now: Date) -> Duration? {
         guard let value = headers["Retry-After"]?.trimmingCharacters(in: .whitespaces), !value.isEmpty else {
             return nil
@@ -15,6 +15,7 @@ enum RetryAfter {
         }
         guard let date = HTTPDate.parse(value, now: now) else { return nil }
         let interval = date.timeIntervalSince(now)
-        return interval > 0 ? .milliseconds(Int64((interval * 1000).rounded(.up))) : .zero
+        // The current date is injected and may be anything, so the difference may be huge or not a number.
+        return interval > 0 ? Duration(saturatingMilliseconds: (interval * 1000).rounded(.up)) : .zero
     }
 }

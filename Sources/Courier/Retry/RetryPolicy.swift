@@ -114,7 +114,11 @@ public struct RetryPolicy: Sendable {
     /// - Returns: ``RetryDecision/retry(after:)`` or ``RetryDecision/doNotRetry``.
     public func decision(for context: RetryContext) -> RetryDecision {
         guard context.attempt < maxAttempts else { return .doNotRetry }
-        if let decide { return decide(context) }
+        if let decide {
+            // A custom delay is slept on the client's clock, which traps past its range: saturate it.
+            guard case .retry(let delay) = decide(context) else { return .doNotRetry }
+            return .retry(after: delay.saturatedDelay)
+        }
         guard isRetryable(context.request) else { return .doNotRetry }
         switch context.outcome {
         case .response(let response):
@@ -131,12 +135,22 @@ public struct RetryPolicy: Sendable {
 
     /// The delay before the retry that follows attempt number `attempt` (1-based), jitter applied.
     ///
+    /// Never traps, whatever the attempt number and delays: the doubling stops as soon as it reaches
+    /// ``maximumDelay``, negative delays count as zero, and no delay exceeds about 292 years (`Int64.max` ns).
+    ///
     /// - Parameter attempt: The number of the attempt that just failed, starting at 1.
     /// - Returns: ``baseDelay`` doubled for every attempt after the first, at most ``maximumDelay``, spread as
     ///   ``jitter`` says.
     public func backoff(afterAttempt attempt: Int) -> Duration {
-        let exponent = min(max(attempt - 1, 0), 62)
-        let ceiling = min(baseDelay * Double(sign: .plus, exponent: exponent, significand: 1), maximumDelay)
+        let cap = maximumDelay.saturatedDelay
+        var ceiling = min(baseDelay.saturatedDelay, cap)
+        // Clamped before multiplying: doubling a value below the cap stays below twice the saturation limit, and a
+        // positive value reaches the cap within about 93 doublings, so the loop is short for any `attempt`.
+        var doublings = 0
+        while doublings + 1 < attempt, ceiling > .zero, ceiling < cap {
+            ceiling = min(ceiling * 2, cap)
+            doublings += 1
+        }
         switch jitter {
         case .none: return ceiling
         case .full: return ceiling * Double.random(in: 0...1)

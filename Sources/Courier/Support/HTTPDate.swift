@@ -50,9 +50,10 @@ enum HTTPDate {
     /// that does not match exactly yields `nil`.
     /// - Parameters:
     ///   - text: The field value, e.g. of `Date`, `Expires` or `Last-Modified`.
-    ///   - now: Reference time for resolving RFC 850 two-digit years.
+    ///   - now: Reference time for resolving RFC 850 two-digit years: the injected date (such as the response
+    ///     time), never the real clock, so that parsing is as reproducible as everything else that reads time.
     /// - Returns: The instant, or `nil` if `text` is not a valid HTTP date.
-    static func parse(_ text: some StringProtocol, now: Date = Date()) -> Date? {
+    static func parse(_ text: some StringProtocol, now: Date) -> Date? {
         guard text.utf8.count <= maximumLength else { return nil }
         var string = String(text)
         return string.withUTF8 { parse(bytes: $0, now: now) }

@@ -13,7 +13,10 @@ import Foundation
 /// On Linux the lock is a glibc *adaptive* mutex: a contended lock spins briefly before it sleeps. The critical
 /// sections here last nanoseconds, and with the default mutex two threads that collide put one of them to sleep
 /// in the kernel; measured with 10,000 concurrent callers of one key, that sleeping dominated the burst.
-final class Locked<State>: @unchecked Sendable {
+///
+/// `State` must be `Sendable` (as in swift-async-algorithms' `ManagedCriticalState`): the lock makes access
+/// exclusive, but it cannot make a non-`Sendable` value (a class shared elsewhere) safe to hand across tasks.
+final class Locked<State: Sendable>: @unchecked Sendable {
     #if canImport(Glibc)
         private let mutex: UnsafeMutablePointer<pthread_mutex_t>
     #else

@@ -100,6 +100,7 @@ enum ReliabilityKit {
             case .invalidPath: return "invalidRequest(invalidPath)"
             case .invalidHeaderName: return "invalidRequest(invalidHeaderName)"
             case .invalidHeaderValue: return "invalidRequest(invalidHeaderValue)"
+            case .invalidMethod: return "invalidRequest(invalidMethod)"
             }
         case .encodingFailed: return "encodingFailed"
         case .adapterFailed: return "adapterFailed"

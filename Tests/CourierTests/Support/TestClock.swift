@@ -45,7 +45,10 @@ final class TestClock: Clock, Sendable {
     /// The durations of the sleeps that are waiting now.
     var pendingSleeps: [Duration] { state.withLock { $0.sleepers.values.map(\.requested) } }
 
+    /// Like `ContinuousClock`, which converts a deadline to whole seconds in an `Int64`, traps on a deadline that
+    /// a real clock cannot represent: code that would crash in production crashes in tests too.
     func sleep(until deadline: Instant, tolerance: Duration? = nil) async throws {
+        _ = deadline.offset.components
         let id = state.withLock { state in
             state.nextID += 1
             return state.nextID
