@@ -129,7 +129,7 @@ private func sendsPerCall(_ transport: MockTransport) -> [String: Int] {
         let client = Kit.makeClient(Kit.tokenCheckingTransport(), refresher: refresher)
         let events = client.events
         let call = Task { try await client.send(Request<Echo>.get("/me")) }
-        await clock.waitForSleeper(of: .seconds(10))
+        try await Kit.waitForTimer(.seconds(10), on: clock)
         clock.advance(by: .seconds(10))
         let error = try await #require(throws: APIError.self) { try await call.value }
         guard case .refreshTimedOut(.seconds(10)) = Kit.authenticationFailure(error) else {

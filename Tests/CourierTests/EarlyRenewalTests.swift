@@ -73,7 +73,7 @@ private typealias Gate = CoalescerTestKit.Gate
         let refresher = Self.renewalDue(issuer, clock: clock, refreshTimeout: .seconds(10))
         let callers = (0..<10).map { _ in Task { try await refresher.validCredential() } }
         try await Kit.waitForWaiters(10, on: refresher)
-        await clock.waitForSleeper(of: .seconds(10))
+        try await Kit.waitForTimer(.seconds(10), on: clock)
         clock.advance(by: .seconds(10))
         let outcomes = await Kit.outcomes(of: callers)
         #expect(outcomes.credentials.count == 10)

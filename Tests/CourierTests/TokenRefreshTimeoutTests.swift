@@ -17,7 +17,7 @@ private typealias Gate = CoalescerTestKit.Gate
             Kit.credential(expiresIn: -1), issuer: issuer, clock: clock, refreshTimeout: .seconds(10))
         let callers = (0..<100).map { _ in Task { try await refresher.validCredential() } }
         try await Kit.waitForWaiters(100, on: refresher)
-        await clock.waitForSleeper(of: .seconds(10))
+        try await Kit.waitForTimer(.seconds(10), on: clock)
         clock.advance(by: .seconds(9))
         #expect(await refresher.waiterCount == 100)
         clock.advance(by: .seconds(1))
@@ -40,7 +40,7 @@ private typealias Gate = CoalescerTestKit.Gate
             Kit.credential(expiresIn: -1), issuer: issuer, clock: clock, refreshTimeout: .seconds(10))
         let first = Task { try await refresher.validCredential() }
         try await Kit.waitForWaiters(1, on: refresher)
-        await clock.waitForSleeper(of: .seconds(10))
+        try await Kit.waitForTimer(.seconds(10), on: clock)
         clock.advance(by: .seconds(10))
         guard case .refreshTimedOut? = await Kit.outcomes(of: [first]).failures.first else {
             Issue.record("expected the first refresh to time out")
@@ -66,7 +66,7 @@ private typealias Gate = CoalescerTestKit.Gate
         for _ in 0..<2 {
             let caller = Task { try await refresher.validCredential() }
             try await Kit.waitForWaiters(1, on: refresher)
-            await clock.waitForSleeper(of: .seconds(1))
+            try await Kit.waitForTimer(.seconds(1), on: clock)
             clock.advance(by: .seconds(1))
             #expect(await Kit.outcomes(of: [caller]).failures.count == 1)
         }

@@ -100,6 +100,16 @@ enum AuthTestKit {
         try #require(reached, "the refresher never had \(count) waiters", sourceLocation: sourceLocation)
     }
 
+    /// Waits (bounded, without sleeping) until something sleeps for `duration` on `clock`, such as a refresh's
+    /// timer. Bounded rather than ``TestClock/waitForSleeper(of:)``, so a timer that never starts fails the test
+    /// instead of hanging the run.
+    static func waitForTimer(
+        _ duration: Duration, on clock: TestClock, sourceLocation: SourceLocation = #_sourceLocation
+    ) async throws {
+        let started = await CoalescerTestKit.eventually { clock.pendingSleeps.contains(duration) }
+        try #require(started, "nothing slept for \(duration)", sourceLocation: sourceLocation)
+    }
+
     /// How a group of callers of the refresher ended, counted once they all have.
     struct Outcomes {
         var credentials: [Credential] = []
