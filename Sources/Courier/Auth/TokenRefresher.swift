@@ -39,7 +39,7 @@ import Foundation
 ///     awaits that same refresh, including callers of ``validCredential()``.
 ///   - The refresh runs in its own task, never in a caller's: a caller that is cancelled leaves at once
 ///     with `CancellationError`, and the refresh goes on for the others. A caller bounds its own wait by
-///     cancelling its task (``APIClient`` does so when the call's deadline passes).
+///     cancelling its task, for example when its own deadline passes.
 ///   - No refresh runs longer than `refreshTimeout`, measured on the injected clock. When it passes, the
 ///     refresh task is cancelled, its result (should it still come) is discarded, and every waiter fails
 ///     with ``AuthenticationFailure/refreshTimedOut(after:)``. A timeout does not stick: the next caller
