@@ -104,6 +104,49 @@ private func sendsPerCall(_ transport: MockTransport) -> [String: Int] {
         #expect(issuer.calls == 1)
     }
 
+    @Test func aFailedEarlyRenewalKeepsSendingTheStillValidToken() async throws {
+        let date = Kit.ManualDate()
+        let issuer = Kit.Issuer(fails: true, date: date)
+        let refresher = Kit.refresher(Kit.credential(expiresIn: 120), issuer: issuer, leeway: .seconds(60))
+        // The server still accepts the old token, which has 50 s left.
+        let transport = MockTransport { request, _ in
+            .text(200, #"{"token":"\#(request.headers["Authorization"]?.dropFirst("Bearer ".count) ?? "")"}"#)
+        }
+        let client = Kit.makeClient(transport, refresher: refresher, coalescing: false)
+        date.advance(by: 70)
+        for _ in 0..<10 {
+            #expect(try await client.send(Request<Echo>.get("/me")).value == Echo(token: "secret-access-0"))
+        }
+        #expect(issuer.calls == 1)
+        #expect(transport.callCount == 10)
+    }
+
+    @Test func aCallWhoseRefreshNeverAnswersFailsAtTheRefreshTimeoutAndReportsIt() async throws {
+        let clock = TestClock()
+        let issuer = Kit.Issuer(gate: Gate(), date: Kit.ManualDate())
+        let refresher = Kit.refresher(
+            Kit.credential(expiresIn: -1), issuer: issuer, clock: clock, refreshTimeout: .seconds(10))
+        let client = Kit.makeClient(Kit.tokenCheckingTransport(), refresher: refresher)
+        let events = client.events
+        let call = Task { try await client.send(Request<Echo>.get("/me")) }
+        try await Kit.waitForTimer(.seconds(10), on: clock)
+        clock.advance(by: .seconds(10))
+        let error = try await #require(throws: APIError.self) { try await call.value }
+        guard case .refreshTimedOut(.seconds(10)) = Kit.authenticationFailure(error) else {
+            Issue.record("expected refreshTimedOut, got \(error)")
+            return
+        }
+        let reason =
+            "Authentication failed: the credential's refresh did not finish within 10 s, so it was cancelled "
+            + "(the next request tries again)."
+        let kinds = await EventTestKit.collect(events, from: client.eventLog).map(\.kind)
+        #expect(
+            kinds.filter { if case .tokenRefreshFailed = $0 { true } else { false } } == [
+                .tokenRefreshFailed(reason: reason)
+            ])
+        #expect(issuer.calls == 1)
+    }
+
     @Test func a401ForATokenAlreadyReplacedResendsWithoutRefreshing() async throws {
         let staleGate = Gate()
         let issuer = Kit.Issuer(date: Kit.ManualDate())

@@ -6,12 +6,6 @@ import Testing
 private typealias Kit = AuthTestKit
 private typealias Gate = CoalescerTestKit.Gate
 
-/// Waits (bounded, without sleeping) until `count` callers wait for the running refresh.
-private func waitForWaiters(_ count: Int, on refresher: TokenRefresher) async throws {
-    let reached = await CoalescerTestKit.eventually { await refresher.waiterCount == count }
-    try #require(reached, "the refresher never had \(count) waiters")
-}
-
 @Suite(.timeLimit(.minutes(1))) struct TokenRefresherTests {
     @Test func aValidCredentialIsReturnedWithoutRefreshing() async throws {
         let issuer = Kit.Issuer(date: Kit.ManualDate())
@@ -28,7 +22,7 @@ private func waitForWaiters(_ count: Int, on refresher: TokenRefresher) async th
         let issuer = Kit.Issuer(gate: gate, date: Kit.ManualDate())
         let refresher = Kit.refresher(Kit.credential(expiresIn: -1), issuer: issuer)
         let callers = (0..<1_000).map { _ in Task { try await refresher.validCredential() } }
-        try await waitForWaiters(1_000, on: refresher)
+        try await Kit.waitForWaiters(1_000, on: refresher)
         await gate.open()
         for caller in callers {
             let credential = try await caller.value
@@ -46,7 +40,7 @@ private func waitForWaiters(_ count: Int, on refresher: TokenRefresher) async th
         let refresher = Kit.refresher(Kit.credential(expiresIn: nil), issuer: issuer)
         let rejected = try await refresher.validCredential()
         let callers = (0..<1_000).map { _ in Task { try await refresher.refresh(rejected: rejected) } }
-        try await waitForWaiters(1_000, on: refresher)
+        try await Kit.waitForWaiters(1_000, on: refresher)
         await gate.open()
         for caller in callers { #expect(try await caller.value.version == 2) }
         #expect(issuer.calls == 1)
@@ -104,9 +98,9 @@ private func waitForWaiters(_ count: Int, on refresher: TokenRefresher) async th
         let issuer = Kit.Issuer(gate: gate, date: Kit.ManualDate())
         let refresher = Kit.refresher(Kit.credential(expiresIn: -1), issuer: issuer)
         let trigger = Task { try await refresher.validCredential() }
-        try await waitForWaiters(1, on: refresher)
+        try await Kit.waitForWaiters(1, on: refresher)
         let others = (0..<9).map { _ in Task { try await refresher.validCredential() } }
-        try await waitForWaiters(10, on: refresher)
+        try await Kit.waitForWaiters(10, on: refresher)
         trigger.cancel()
         // The trigger leaves at once, while the refresh is still held at the gate.
         #expect(await CoalescerTestKit.endedInCancellation(trigger))
@@ -123,7 +117,7 @@ private func waitForWaiters(_ count: Int, on refresher: TokenRefresher) async th
         let issuer = Kit.Issuer(gate: gate, fails: true, date: Kit.ManualDate())
         let refresher = Kit.refresher(Kit.credential(expiresIn: -1), issuer: issuer)
         let callers = (0..<1_000).map { _ in Task { try await refresher.validCredential() } }
-        try await waitForWaiters(1_000, on: refresher)
+        try await Kit.waitForWaiters(1_000, on: refresher)
         await gate.open()
         var failures = 0
         for caller in callers {
@@ -184,7 +178,7 @@ private func waitForWaiters(_ count: Int, on refresher: TokenRefresher) async th
         let issuer = Kit.Issuer(gate: gate, date: Kit.ManualDate())
         let refresher = Kit.refresher(Kit.credential(expiresIn: -1), issuer: issuer)
         let callers = (0..<10).map { _ in Task { try await refresher.validCredential() } }
-        try await waitForWaiters(10, on: refresher)
+        try await Kit.waitForWaiters(10, on: refresher)
         let login = await refresher.setCredential(Kit.credential("secret-access-login"))
         for caller in callers { #expect(try await caller.value == login) }
         // The superseded refresh was cancelled, and its late result is not installed.
@@ -199,7 +193,7 @@ private func waitForWaiters(_ count: Int, on refresher: TokenRefresher) async th
         let issuer = Kit.Issuer(gate: gate, date: Kit.ManualDate())
         let refresher = Kit.refresher(Kit.credential(expiresIn: -1), issuer: issuer)
         let callers = (0..<10).map { _ in Task { try await refresher.validCredential() } }
-        try await waitForWaiters(10, on: refresher)
+        try await Kit.waitForWaiters(10, on: refresher)
         await refresher.clear()
         for caller in callers {
             let error = await #expect(throws: APIError.self) { try await caller.value }
@@ -235,6 +229,39 @@ private func waitForWaiters(_ count: Int, on refresher: TokenRefresher) async th
         #expect(issuer.calls == 0)
     }
 
+    @Test func askingTheRefresherForACredentialInsideItsRefreshClosureFailsInsteadOfDeadlocking() async throws {
+        // The suite's time limit bounds the test: before the fix, both inner calls waited for themselves.
+        let own = Locked<TokenRefresher?>(nil)
+        let inner = Locked<[AuthenticationFailure?]>([])
+        let refresher = TokenRefresher(credential: Kit.credential(expiresIn: -1), clock: TestClock()) { expired in
+            let refresher = try #require(own.withLock { $0 })
+            let asks: [@Sendable () async throws -> Credential] = [
+                { try await refresher.validCredential() }, { try await refresher.refresh(rejected: expired!) },
+            ]
+            for ask in asks {
+                do {
+                    _ = try await ask()
+                    inner.withLock { $0.append(nil) }
+                } catch {
+                    inner.withLock { $0.append(Kit.authenticationFailure(error)) }
+                }
+            }
+            return Kit.credential("secret-access-1")
+        }
+        own.withLock { $0 = refresher }
+        let credential = try await refresher.validCredential()
+        #expect(credential.accessToken == "secret-access-1")
+        let failures = inner.withLock { $0 }
+        #expect(failures.count == 2)
+        for failure in failures {
+            guard case .reentrantRefresh? = failure else {
+                Issue.record("expected reentrantRefresh, got \(String(describing: failure))")
+                continue
+            }
+        }
+        #expect(await refresher.refreshCount == 1)
+    }
+
     @Test func aCredentialNeverPrintsItsTokens() {
         var credential = Kit.credential()
         credential.version = 3
@@ -251,6 +278,8 @@ private func waitForWaiters(_ count: Int, on refresher: TokenRefresher) async th
         .tooManyRefreshes(count: 5, window: .seconds(30)),
         .signedOut,
         .identityChanged,
+        .refreshTimedOut(after: .seconds(30)),
+        .reentrantRefresh,
     ])
     func authenticationErrorsNeverPrintTokens(failure: AuthenticationFailure) {
         let error = APIError.authenticationFailed(failure)

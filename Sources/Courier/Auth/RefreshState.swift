@@ -1,19 +1,31 @@
 import Foundation
 
 /// The state of a ``TokenRefresher`` as a plain value: the actor asks it what to do and then does it
-/// (resumes waiters, starts or cancels the refresh task) after the state has changed.
+/// (resumes waiters, starts or cancels the refresh and its timer) after the state has changed.
 ///
 /// Nothing here awaits, so every transition is one critical section on the actor.
 struct RefreshState {
     typealias Waiter = CheckedContinuation<Credential, any Error>
 
+    /// The tasks of the running refresh: the one running the refresh closure, and the timer that ends
+    /// the refresh when it takes longer than the refresher's timeout. Both are cancelled when it ends.
+    struct Tasks {
+        let refresh: Task<Void, Never>
+        let timer: Task<Void, Never>
+
+        func cancel() {
+            refresh.cancel()
+            timer.cancel()
+        }
+    }
+
     enum Phase {
         /// No refresh is running: callers get `credential` unless it is due for renewal.
         case idle
         /// One refresh is running; every caller that needs a credential waits for it in `waiters`.
-        case refreshing(id: UInt64, task: Task<Void, Never>?)
-        /// The last refresh failed: callers get this failure, without a new refresh, until a new
-        /// credential is installed.
+        case refreshing(id: UInt64, tasks: Tasks?)
+        /// The last refresh threw and the credential could not be kept: callers get this failure,
+        /// without a new refresh, until a new credential is installed.
         case failed(AuthenticationFailure)
     }
 
@@ -28,13 +40,34 @@ struct RefreshState {
     /// What the actor must do once a waiter is registered.
     enum Registration {
         case joined
-        case resume(Waiter, Result<Credential, APIError>)
+        case resume(Waiter, Swift.Result<Credential, APIError>)
         case start(refreshID: UInt64, from: Credential?)
+    }
+
+    /// What a refresh produced: a credential, or why there is none (the closure threw, or it timed out).
+    enum Result {
+        case refreshed(Credential)
+        case failed(AuthenticationFailure)
+
+        /// The result as a caller of the refresh closure would see it.
+        var asResult: Swift.Result<Credential, APIError> {
+            switch self {
+            case .refreshed(let credential): .success(credential)
+            case .failed(let failure): .failure(.authenticationFailed(failure))
+            }
+        }
+    }
+
+    /// How a refresh ended: the waiters to resume with `outcome`, and the tasks to cancel.
+    struct Ending {
+        let waiters: [Waiter]
+        let outcome: Swift.Result<Credential, APIError>
+        let tasks: Tasks?
     }
 
     /// What was in progress when a credential was installed or cleared by hand.
     struct Superseded {
-        let task: Task<Void, Never>?
+        let tasks: Tasks?
         let waiters: [Waiter]
     }
 
@@ -51,6 +84,13 @@ struct RefreshState {
     private(set) var waiters: [UInt64: Waiter] = [:]
     /// When the current credential is renewed ahead of its expiry; `nil` when it has no known expiry.
     private var renewalDate: Date?
+    /// Whether a caller reported that the server rejected the current credential (a `401`): a failed
+    /// refresh can then no longer fall back on it.
+    private var isRejected = false
+    /// Set once an early renewal of the still-valid current credential failed (or was refused by the
+    /// refresh limit): how many renewals failed in a row, and the time on the clock before which the
+    /// credential is used as it is instead of being renewed again.
+    private var renewalRetry: (failures: Int, notBefore: Duration)?
     /// The highest version assigned: installing or clearing a credential always moves past it.
     private var lastVersion = 0
     /// When the refreshes inside the current window started, as time elapsed on the injected clock.
@@ -72,7 +112,8 @@ struct RefreshState {
     // MARK: Answering Callers
 
     /// The answer for a caller that needs a credential, `rejected` being the one the server just refused.
-    func answer(rejecting rejected: Credential?, now: Date) -> Answer {
+    /// `elapsed` reads the clock; it is called only while an early renewal is backing off.
+    func answer(rejecting rejected: Credential?, now: Date, elapsed: () -> Duration) -> Answer {
         switch phase {
         case .refreshing:
             return .wait
@@ -82,8 +123,12 @@ struct RefreshState {
             guard let credential else { return .wait }
             // A rejected credential older than the current one was already replaced: use the current one.
             if let rejected, rejected.version >= credential.version { return .wait }
-            if let renewalDate, renewalDate <= now { return .wait }
-            return .credential(credential)
+            guard let renewalDate, renewalDate <= now else { return .credential(credential) }
+            // An early renewal failed: keep the credential until the backoff ends, but never past its expiry.
+            if let renewalRetry, fallback(now: now) != nil, elapsed() < renewalRetry.notBefore {
+                return .credential(credential)
+            }
+            return .wait
         }
     }
 
@@ -92,32 +137,40 @@ struct RefreshState {
     mutating func register(
         _ waiter: Waiter, id: UInt64, rejecting rejected: Credential?, now: Date, elapsed: Duration
     ) -> Registration {
+        if let rejected, let credential, rejected.version >= credential.version { isRejected = true }
         if case .refreshing = phase {
             waiters[id] = waiter
             return .joined
         }
-        switch answer(rejecting: rejected, now: now) {
+        switch answer(rejecting: rejected, now: now, elapsed: { elapsed }) {
         case .credential(let credential): return .resume(waiter, .success(credential))
         case .failure(let failure): return .resume(waiter, .failure(.authenticationFailed(failure)))
         case .wait: break
         }
         recentRefreshes.removeAll { elapsed - $0 >= window }
         guard recentRefreshes.count < maxRefreshes else {
+            if let credential = fallback(now: now) {
+                // Too many refreshes for an early renewal: keep the valid credential until one leaves the window.
+                let notBefore = (recentRefreshes.first ?? elapsed) + window
+                renewalRetry = (renewalRetry?.failures ?? 0, notBefore)
+                return .resume(waiter, .success(credential))
+            }
             let failure = AuthenticationFailure.tooManyRefreshes(count: recentRefreshes.count, window: window)
             return .resume(waiter, .failure(.authenticationFailed(failure)))
         }
         recentRefreshes.append(elapsed)
         refreshCount += 1
         let refreshID = makeID()
-        phase = .refreshing(id: refreshID, task: nil)
+        phase = .refreshing(id: refreshID, tasks: nil)
         waiters[id] = waiter
         return .start(refreshID: refreshID, from: credential)
     }
 
-    /// Keeps the task of the refresh just started, so that installing a credential by hand can cancel it.
-    mutating func attach(_ task: Task<Void, Never>, to refreshID: UInt64) {
+    /// Keeps the tasks of the refresh just started, so that its end, its timeout or a credential installed
+    /// by hand can cancel them.
+    mutating func attach(_ tasks: Tasks, to refreshID: UInt64) {
         guard case .refreshing(refreshID, nil) = phase else { return }
-        phase = .refreshing(id: refreshID, task: task)
+        phase = .refreshing(id: refreshID, tasks: tasks)
     }
 
     /// Removes a caller that cancelled; `nil` when it was already resumed.
@@ -125,24 +178,40 @@ struct RefreshState {
         waiters.removeValue(forKey: id)
     }
 
+    /// The current credential when a failed refresh may fall back on it: it was renewed early, so it is
+    /// not expired, and no caller reported it rejected. A credential without a known expiry never is:
+    /// it is only refreshed when it is rejected or missing.
+    private func fallback(now: Date) -> Credential? {
+        guard let credential, !isRejected, let expiresAt = credential.expiresAt, now < expiresAt else { return nil }
+        return credential
+    }
+
     // MARK: Changing the Credential
 
-    /// Ends the refresh `refreshID` with its result; `nil` when that refresh was superseded meanwhile
-    /// (a credential was installed or cleared by hand), in which case its result is dropped.
+    /// Ends the refresh `refreshID` with its result (a credential, the error it threw, or its timeout); `nil`
+    /// when that refresh ended already or was superseded (a credential installed or cleared by hand).
+    ///
+    /// A failure of an early renewal falls back on the still-valid credential and schedules the next
+    /// renewal after a backoff. Any other failure fails the waiters; a thrown error also sticks, a timeout
+    /// does not (it says nothing about the credential, so the next caller may try again).
     mutating func finish(
-        _ refreshID: UInt64, with result: Result<Credential, any Error>, now: Date
-    ) -> (waiters: [Waiter], outcome: Result<Credential, APIError>)? {
-        guard case .refreshing(refreshID, _) = phase else { return nil }
+        _ refreshID: UInt64, with result: Result, now: Date, elapsed: Duration
+    ) -> Ending? {
+        guard case .refreshing(refreshID, let tasks) = phase else { return nil }
         let released = Array(waiters.values)
         waiters = [:]
+        phase = .idle
         switch result {
-        case .success(let credential):
-            phase = .idle
-            return (released, .success(install(credential, now: now)))
-        case .failure(let error):
-            let failure = AuthenticationFailure.refreshThrew(error)
-            phase = .failed(failure)
-            return (released, .failure(.authenticationFailed(failure)))
+        case .refreshed(let credential):
+            return Ending(waiters: released, outcome: .success(install(credential, now: now)), tasks: tasks)
+        case .failed(let failure):
+            if let credential = fallback(now: now) {
+                let failures = (renewalRetry?.failures ?? 0) + 1
+                renewalRetry = (failures, elapsed + Self.renewalBackoff(afterFailures: failures, leeway: leeway))
+                return Ending(waiters: released, outcome: .success(credential), tasks: tasks)
+            }
+            if case .refreshThrew = failure { phase = .failed(failure) }
+            return Ending(waiters: released, outcome: .failure(.authenticationFailed(failure)), tasks: tasks)
         }
     }
 
@@ -159,13 +228,15 @@ struct RefreshState {
         lastVersion += 1
         credential = nil
         renewalDate = nil
+        isRejected = false
+        renewalRetry = nil
         return superseded
     }
 
     private mutating func supersede() -> Superseded {
-        var task: Task<Void, Never>?
-        if case .refreshing(_, let running) = phase { task = running }
-        let superseded = Superseded(task: task, waiters: Array(waiters.values))
+        var tasks: Tasks?
+        if case .refreshing(_, let running) = phase { tasks = running }
+        let superseded = Superseded(tasks: tasks, waiters: Array(waiters.values))
         waiters = [:]
         phase = .idle
         recentRefreshes = []
@@ -179,6 +250,8 @@ struct RefreshState {
         installed.version = lastVersion
         credential = installed
         renewalDate = installed.expiresAt.map { Self.renewalDate(expiresAt: $0, installedAt: now, leeway: leeway) }
+        isRejected = false
+        renewalRetry = nil
         return installed
     }
 
@@ -191,5 +264,14 @@ struct RefreshState {
         let early = expiresAt.addingTimeInterval(-leeway.saturatedDelay.timeInterval)
         let halfway = now.addingTimeInterval(expiresAt.timeIntervalSince(now) / 2)
         return max(early, halfway)
+    }
+
+    /// How long to keep a still-valid credential after `failures` early renewals failed in a row before
+    /// trying again: 1 s, doubling with each failure, at most a quarter of the leeway (but at least 1 s),
+    /// so that several attempts fit before the expiry without hammering a token endpoint that is down.
+    static func renewalBackoff(afterFailures failures: Int, leeway: Duration) -> Duration {
+        let cap = max(leeway / 4, .seconds(1))
+        let exponent = min(max(failures - 1, 0), 30)
+        return min(cap, .seconds(1 << exponent))
     }
 }

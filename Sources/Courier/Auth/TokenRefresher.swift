@@ -38,16 +38,31 @@ import Foundation
 ///   - At most one refresh runs at a time. Every caller that needs a new credential while it runs
 ///     awaits that same refresh, including callers of ``validCredential()``.
 ///   - The refresh runs in its own task, never in a caller's: a caller that is cancelled leaves at once
-///     with `CancellationError`, and the refresh goes on for the others. Only ``setCredential(_:)``
-///     and ``clear()`` cancel a running refresh, and then its result is discarded.
-///   - A failed refresh fails every waiter with ``APIError/authenticationFailed(_:)``, and the
-///     refresher stays failed: later callers get the same failure without a new refresh, until
-///     ``setCredential(_:)`` or ``clear()``.
+///     with `CancellationError`, and the refresh goes on for the others. A caller bounds its own wait by
+///     cancelling its task, for example when its own deadline passes.
+///   - No refresh runs longer than `refreshTimeout`, measured on the injected clock. When it passes, the
+///     refresh task is cancelled, its result (should it still come) is discarded, and every waiter fails
+///     with ``AuthenticationFailure/refreshTimedOut(after:)``. A timeout does not stick: the next caller
+///     starts a new refresh, within the refresh limit. A refresh closure that ignores cancellation may
+///     then still be running when the next one starts.
+///   - A refresh that throws for a credential that is missing, expired or rejected (`401`) fails every
+///     waiter with ``AuthenticationFailure/refreshThrew(_:)``, and the refresher stays failed: later
+///     callers get the same failure without a new refresh, until ``setCredential(_:)`` or ``clear()``.
+///   - An early renewal (the credential is within its leeway of expiry but has not expired, and no caller
+///     reported it rejected) that fails or times out fails no one: its waiters and later callers get the
+///     current credential, and the renewal is tried again after a backoff on the clock (1 s, doubling, at
+///     most a quarter of the leeway), never later than the expiry. Once the credential has expired, a
+///     failure is final as above.
 ///   - More than `maxRefreshes` refreshes within `window` (on the injected clock) fail with
-///     ``AuthenticationFailure/tooManyRefreshes(count:window:)`` instead of refreshing again.
+///     ``AuthenticationFailure/tooManyRefreshes(count:window:)`` instead of refreshing again, unless the
+///     refresh would be an early renewal: then the current credential is used until one leaves the window.
+///   - Only ``setCredential(_:)`` and ``clear()`` cancel a running refresh before its timeout, and then its
+///     result is discarded.
 ///   - Requests sent from inside the refresh closure through an ``APIClient`` whose authenticator is
 ///     this refresher are sent without authorization and never wait for the refresh they are part of,
-///     so the closure may use the same client without deadlocking.
+///     so the closure may use the same client without deadlocking. The closure calling
+///     ``validCredential()`` or ``refresh(rejected:)`` on this refresher directly, which would wait for
+///     itself, fails at once with ``AuthenticationFailure/reentrantRefresh``.
 ///   - The state changes only in short critical sections on the actor; nothing is held across an
 ///     `await`, so re-entrant calls always see a consistent state.
 public actor TokenRefresher {
@@ -57,8 +72,16 @@ public actor TokenRefresher {
     private var state: RefreshState
     private let operation: @Sendable (Credential?) async throws -> Credential
     private let currentDate: @Sendable () -> Date
+    private let clock: any Clock<Duration>
     /// Time elapsed on the injected clock since the refresher was created.
     private let stopwatch: Stopwatch
+
+    /// How long a refresh may run before it is cancelled, as configured (within the bounds `init` applies).
+    nonisolated let refreshTimeout: Duration
+
+    /// The longest `refreshTimeout` honoured: a longer one would overflow the clock's conversion of its sleep
+    /// (and means "never" anyway).
+    static let longestRefreshTimeout = Duration.seconds(365 * 24 * 60 * 60)
 
     /// Creates a refresher.
     ///
@@ -71,16 +94,24 @@ public actor TokenRefresher {
     ///   - maxRefreshes: The most refreshes allowed within `window`; one more fails with
     ///     ``AuthenticationFailure/tooManyRefreshes(count:window:)``. 5 by default.
     ///   - window: The span `maxRefreshes` applies to, measured on `clock`. 30 seconds by default.
-    ///   - clock: The clock for the refresh limit. `ContinuousClock` by default.
+    ///   - refreshTimeout: How long one refresh may run, measured on `clock`: then it is cancelled and its
+    ///     waiters fail with ``AuthenticationFailure/refreshTimedOut(after:)`` (or keep a credential that
+    ///     has not expired). 30 seconds by default. A negative value counts as zero, and anything above a
+    ///     year as a year.
+    ///   - clock: The clock for the refresh limit, the refresh timeout and the backoff of failed early
+    ///     renewals. `ContinuousClock` by default.
     ///   - currentDate: The current date, compared with ``Credential/expiresAt``. `Date()` by default.
     ///   - refresh: Returns a new credential. It receives the credential to renew, or `nil` when there
-    ///     is none (then obtain one, or throw). It is never called twice at once. Its errors are kept as
-    ///     the cause of ``APIError/authenticationFailed(_:)``. The refresher assigns the version.
+    ///     is none (then obtain one, or throw). It is never called twice at once, unless a call that timed
+    ///     out ignores its cancellation. Its errors are kept as the cause of
+    ///     ``APIError/authenticationFailed(_:)``. The refresher assigns the version. It must not ask this
+    ///     refresher for a credential: that fails with ``AuthenticationFailure/reentrantRefresh``.
     public init(
         credential: Credential?,
         leeway: Duration = .seconds(60),
         maxRefreshes: Int = 5,
         per window: Duration = .seconds(30),
+        refreshTimeout: Duration = .seconds(30),
         clock: any Clock<Duration> = ContinuousClock(),
         currentDate: @escaping @Sendable () -> Date = { Date() },
         refresh: @escaping @Sendable (Credential?) async throws -> Credential
@@ -89,7 +120,9 @@ public actor TokenRefresher {
             credential: credential, now: currentDate(), leeway: leeway, maxRefreshes: maxRefreshes, window: window)
         self.operation = refresh
         self.currentDate = currentDate
+        self.clock = clock
         self.stopwatch = Stopwatch(clock: clock)
+        self.refreshTimeout = min(max(refreshTimeout, .zero), Self.longestRefreshTimeout)
     }
 
     // MARK: Inspecting
@@ -115,10 +148,12 @@ public actor TokenRefresher {
     /// or when there is none.
     ///
     /// - Returns: The current credential, or the one the refresh produced.
-    /// - Throws: ``APIError/authenticationFailed(_:)`` when the refresh fails, failed before, or would
-    ///   exceed the limit; `CancellationError` when the calling task is cancelled (the refresh goes on).
+    /// - Throws: ``APIError/authenticationFailed(_:)`` when the refresh fails, times out, failed before,
+    ///   would exceed the limit, or is the caller's own (called from the refresh closure);
+    ///   `CancellationError` when the calling task is cancelled (the refresh goes on).
     /// - Important: While a refresh runs, this waits for it even if the current credential has not
-    ///   expired: a refresh runs because the server rejected that credential.
+    ///   expired: a refresh runs because the server rejected that credential or it is due for renewal.
+    ///   A failed renewal of a credential that has not expired returns that credential.
     public func validCredential() async throws -> Credential {
         try await credential(rejecting: nil)
     }
@@ -131,8 +166,9 @@ public actor TokenRefresher {
     ///
     /// - Parameter rejected: The credential the rejected request was sent with.
     /// - Returns: A newer credential than `rejected`.
-    /// - Throws: ``APIError/authenticationFailed(_:)`` when the refresh fails, failed before, or would
-    ///   exceed the limit; `CancellationError` when the calling task is cancelled (the refresh goes on).
+    /// - Throws: ``APIError/authenticationFailed(_:)`` when the refresh fails, times out, failed before,
+    ///   would exceed the limit, or is the caller's own (called from the refresh closure);
+    ///   `CancellationError` when the calling task is cancelled (the refresh goes on).
     public func refresh(rejected: Credential) async throws -> Credential {
         try await credential(rejecting: rejected)
     }
@@ -149,7 +185,7 @@ public actor TokenRefresher {
     @discardableResult
     public func setCredential(_ credential: Credential) -> Credential {
         let (installed, superseded) = state.setCredential(credential, now: currentDate())
-        superseded.task?.cancel()
+        superseded.tasks?.cancel()
         for waiter in superseded.waiters { waiter.resume(returning: installed) }
         return installed
     }
@@ -161,7 +197,7 @@ public actor TokenRefresher {
     /// The next call that needs a credential calls the refresh closure with `nil`.
     public func clear() {
         let superseded = state.clear()
-        superseded.task?.cancel()
+        superseded.tasks?.cancel()
         for waiter in superseded.waiters { waiter.resume(throwing: APIError.authenticationFailed(.signedOut)) }
     }
 
@@ -169,11 +205,13 @@ public actor TokenRefresher {
 
     private func credential(rejecting rejected: Credential?) async throws -> Credential {
         try Task.checkCancellation()
-        switch state.answer(rejecting: rejected, now: currentDate()) {
+        switch state.answer(rejecting: rejected, now: currentDate(), elapsed: { stopwatch.elapsed }) {
         case .credential(let credential): return credential
         case .failure(let failure): throw APIError.authenticationFailed(failure)
         case .wait: break
         }
+        // The refresh closure would wait for the refresh it is part of, that is, for itself.
+        guard !isRefreshingInCurrentTask else { throw APIError.authenticationFailed(.reentrantRefresh) }
         let waiterID = state.makeID()
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (waiter: RefreshState.Waiter) in
@@ -199,39 +237,55 @@ public actor TokenRefresher {
         case .resume(let waiter, let outcome):
             waiter.resume(with: outcome)
         case .start(let refreshID, let credential):
-            let task = Self.launch(refreshID, from: credential, on: self, operation: operation)
-            // The task cannot finish before this line: `finish` needs the actor, which we hold.
-            state.attach(task, to: refreshID)
+            let tasks = Self.launch(
+                refreshID, from: credential, on: self, operation: operation, timeout: refreshTimeout, clock: clock)
+            // Neither task can end the refresh before this line: `finish` needs the actor, which we hold.
+            state.attach(tasks, to: refreshID)
         }
     }
 
-    /// Starts the refresh from a nonisolated context, so the closure never runs on this actor. The
-    /// task inherits the caller's priority and task-local values, but not its cancellation.
+    /// Starts the refresh, and the timer that bounds it, from a nonisolated context, so the closure never runs
+    /// on this actor. The tasks inherit the caller's priority and task-local values, but not its cancellation.
+    ///
+    /// The refresh is reported to the call that needs it, if a client's call does (read here, in that call's
+    /// task): started now, ended by whichever of the two tasks ends it first.
     private static func launch(
         _ refreshID: UInt64,
         from credential: Credential?,
         on refresher: TokenRefresher,
-        operation: @escaping @Sendable (Credential?) async throws -> Credential
-    ) -> Task<Void, Never> {
-        // Read in the calling task: the call that needs the refresh, if a client's call does, reports it.
+        operation: @escaping @Sendable (Credential?) async throws -> Credential,
+        timeout: Duration,
+        clock: any Clock<Duration>
+    ) -> RefreshState.Tasks {
         let scope = EventScope.current
-        return Task {
-            scope?.refreshStarted()
-            let result: Result<Credential, any Error>
+        scope?.refreshStarted()
+        let refresh = Task {
+            let result: RefreshState.Result
             do {
                 let active = activeRefreshes.union([ObjectIdentifier(refresher)])
-                result = .success(try await $activeRefreshes.withValue(active) { try await operation(credential) })
+                result = .refreshed(try await $activeRefreshes.withValue(active) { try await operation(credential) })
             } catch {
-                result = .failure(error)
+                result = .failed(.refreshThrew(error))
             }
-            scope?.refreshEnded(result)
-            await refresher.finish(refreshID, with: result)
+            await refresher.finish(refreshID, with: result, reportingTo: scope)
         }
+        // One sleep per refresh, which is rare; it is cancelled (and does nothing) when the refresh ends first.
+        let timer = Task {
+            guard (try? await clock.sleep(for: timeout)) != nil else { return }
+            await refresher.finish(refreshID, with: .failed(.refreshTimedOut(after: timeout)), reportingTo: scope)
+        }
+        return RefreshState.Tasks(refresh: refresh, timer: timer)
     }
 
-    private func finish(_ refreshID: UInt64, with result: Result<Credential, any Error>) {
-        guard let (waiters, outcome) = state.finish(refreshID, with: result, now: currentDate()) else { return }
-        for waiter in waiters { waiter.resume(with: outcome) }
+    /// Ends the refresh with its result or its timeout, whichever comes first; later ones find it ended.
+    private func finish(
+        _ refreshID: UInt64, with result: RefreshState.Result, reportingTo scope: EventScope?
+    ) {
+        let ending = state.finish(refreshID, with: result, now: currentDate(), elapsed: stopwatch.elapsed)
+        guard let ending else { return }
+        ending.tasks?.cancel()
+        scope?.refreshEnded(result.asResult)
+        for waiter in ending.waiters { waiter.resume(with: ending.outcome) }
     }
 
     /// Withdraws a cancelled caller; the refresh goes on. A no-op if the caller was already resumed.

@@ -114,19 +114,18 @@ struct EventScope: Sendable {
     let instrumentation: Instrumentation
     let requestID: RequestID
 
-    /// Called in the refresh task as the refresh starts.
+    /// Called as the refresh starts, in the task of the call that starts it.
     func refreshStarted() {
         instrumentation.count(.tokenRefresh)
         instrumentation.emit(requestID, .tokenRefreshStarted)
     }
 
-    /// Called in the refresh task with its result, before waiters are resumed. The credential is never looked at.
-    func refreshEnded(_ result: Result<Credential, any Error>) {
+    /// Called with the refresh's result or timeout, before waiters are resumed. The credential is never looked at.
+    func refreshEnded(_ result: Result<Credential, APIError>) {
         switch result {
         case .success:
             instrumentation.emit(requestID, .tokenRefreshSucceeded)
-        case .failure(let error):
-            let reason = APIError.authenticationFailed(.refreshThrew(error))
+        case .failure(let reason):
             instrumentation.emit(requestID, .tokenRefreshFailed(reason: instrumentation.describe(reason)))
         }
     }

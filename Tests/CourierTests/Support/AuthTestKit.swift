@@ -1,4 +1,5 @@
 import Foundation
+import Testing
 
 @testable import Courier
 
@@ -80,11 +81,60 @@ enum AuthTestKit {
 
     /// A refresher driven by `issuer`, its date and `clock`.
     static func refresher(
-        _ credential: Credential?, issuer: Issuer, clock: TestClock = TestClock(), leeway: Duration = .seconds(60)
+        _ credential: Credential?, issuer: Issuer, clock: TestClock = TestClock(), leeway: Duration = .seconds(60),
+        maxRefreshes: Int = 5, refreshTimeout: Duration = .seconds(30)
     ) -> TokenRefresher {
-        TokenRefresher(credential: credential, leeway: leeway, clock: clock, currentDate: issuer.date.source) {
+        TokenRefresher(
+            credential: credential, leeway: leeway, maxRefreshes: maxRefreshes, refreshTimeout: refreshTimeout,
+            clock: clock, currentDate: issuer.date.source
+        ) {
             try await issuer.refresh($0)
         }
+    }
+
+    /// Waits (bounded, without sleeping) until `count` callers wait for the running refresh.
+    static func waitForWaiters(
+        _ count: Int, on refresher: TokenRefresher, sourceLocation: SourceLocation = #_sourceLocation
+    ) async throws {
+        let reached = await CoalescerTestKit.eventually { await refresher.waiterCount == count }
+        try #require(reached, "the refresher never had \(count) waiters", sourceLocation: sourceLocation)
+    }
+
+    /// Waits (bounded, without sleeping) until something sleeps for `duration` on `clock`, such as a refresh's
+    /// timer. Bounded rather than ``TestClock/waitForSleeper(of:)``, so a timer that never starts fails the test
+    /// instead of hanging the run.
+    static func waitForTimer(
+        _ duration: Duration, on clock: TestClock, sourceLocation: SourceLocation = #_sourceLocation
+    ) async throws {
+        let started = await CoalescerTestKit.eventually { clock.pendingSleeps.contains(duration) }
+        try #require(started, "nothing slept for \(duration)", sourceLocation: sourceLocation)
+    }
+
+    /// How a group of callers of the refresher ended, counted once they all have.
+    struct Outcomes {
+        var credentials: [Credential] = []
+        var failures: [AuthenticationFailure] = []
+        var cancellations = 0
+        var otherErrors = 0
+    }
+
+    /// Awaits every caller and sorts out how each ended. A plain `do`/`catch`: fast with hundreds of callers.
+    static func outcomes(of callers: [Task<Credential, any Error>]) async -> Outcomes {
+        var outcomes = Outcomes()
+        for caller in callers {
+            do {
+                outcomes.credentials.append(try await caller.value)
+            } catch is CancellationError {
+                outcomes.cancellations += 1
+            } catch {
+                if let failure = authenticationFailure(error) {
+                    outcomes.failures.append(failure)
+                } else {
+                    outcomes.otherErrors += 1
+                }
+            }
+        }
+        return outcomes
     }
 
     /// Everything a person or a logger could print of `value`.
