@@ -64,6 +64,9 @@ private typealias Gate = CoalescerTestKit.Gate
         date.advance(by: 59)
         #expect(try await refresher.validCredential().version == 1)
         date.advance(by: 1)
+        // Still valid: served at once while the renewal runs in the background.
+        #expect(try await refresher.validCredential().version == 1)
+        await Kit.settle(refresher)
         let renewed = try await refresher.validCredential()
         #expect(renewed.version == 2)
         #expect(renewed.expiresAt == Kit.start + 60 + 3600)
@@ -78,6 +81,8 @@ private typealias Gate = CoalescerTestKit.Gate
         date.advance(by: 14)
         #expect(try await refresher.validCredential().version == 1)
         date.advance(by: 1)
+        #expect(try await refresher.validCredential().version == 1)
+        await Kit.settle(refresher)
         #expect(try await refresher.validCredential().version == 2)
         #expect(try await refresher.validCredential().version == 2)
         #expect(issuer.calls == 1)

@@ -41,7 +41,9 @@ struct RefreshState {
     enum Registration {
         case joined
         case resume(Waiter, Swift.Result<Credential, APIError>)
-        case start(refreshID: UInt64, from: Credential?)
+        /// Start refresh `refreshID`. With `resuming`, the refresh is an early renewal of a still-valid credential:
+        /// the caller gets that credential at once and the renewal runs in the background.
+        case start(refreshID: UInt64, from: Credential?, resuming: (Waiter, Credential)?)
     }
 
     /// What a refresh produced: a credential, or why there is none (the closure threw, or it timed out).
@@ -116,6 +118,8 @@ struct RefreshState {
     func answer(rejecting rejected: Credential?, now: Date, elapsed: () -> Duration) -> Answer {
         switch phase {
         case .refreshing:
+            // An early renewal runs in the background: its credential is still good for whoever was not refused it.
+            if rejected == nil, let current = fallback(now: now) { return .credential(current) }
             return .wait
         case .failed(let failure):
             return .failure(failure)
@@ -162,8 +166,11 @@ struct RefreshState {
         refreshCount += 1
         let refreshID = makeID()
         phase = .refreshing(id: refreshID, tasks: nil)
+        if rejected == nil, let current = fallback(now: now) {
+            return .start(refreshID: refreshID, from: credential, resuming: (waiter, current))
+        }
         waiters[id] = waiter
-        return .start(refreshID: refreshID, from: credential)
+        return .start(refreshID: refreshID, from: credential, resuming: nil)
     }
 
     /// Keeps the tasks of the refresh just started, so that its end, its timeout or a credential installed

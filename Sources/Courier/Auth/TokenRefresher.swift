@@ -49,10 +49,10 @@ import Foundation
 ///     waiter with ``AuthenticationFailure/refreshThrew(_:)``, and the refresher stays failed: later
 ///     callers get the same failure without a new refresh, until ``setCredential(_:)`` or ``clear()``.
 ///   - An early renewal (the credential is within its leeway of expiry but has not expired, and no caller
-///     reported it rejected) that fails or times out fails no one: its waiters and later callers get the
-///     current credential, and the renewal is tried again after a backoff on the clock (1 s, doubling, at
-///     most a quarter of the leeway), never later than the expiry. Once the credential has expired, a
-///     failure is final as above.
+///     reported it rejected) runs in the background: nobody waits for it, every caller gets the current
+///     credential meanwhile. If it fails or times out it fails no one, and it is tried again after a backoff
+///     on the clock (1 s, doubling, at most a quarter of the leeway), never later than the expiry. Once the
+///     credential has expired, callers wait for the refresh and a failure is final as above.
 ///   - More than `maxRefreshes` refreshes within `window` (on the injected clock) fail with
 ///     ``AuthenticationFailure/tooManyRefreshes(count:window:)`` instead of refreshing again, unless the
 ///     refresh would be an early renewal: then the current credential is used until one leaves the window.
@@ -134,6 +134,12 @@ public actor TokenRefresher {
     /// How many refreshes have started since the refresher was created, for metrics and tests.
     public var refreshCount: Int { state.refreshCount }
 
+    /// Whether a refresh is running (for tests of renewals that run in the background).
+    var isRefreshing: Bool {
+        if case .refreshing = state.phase { return true }
+        return false
+    }
+
     /// How many callers are waiting for the running refresh.
     var waiterCount: Int { state.waiters.count }
 
@@ -151,9 +157,8 @@ public actor TokenRefresher {
     /// - Throws: ``APIError/authenticationFailed(_:)`` when the refresh fails, times out, failed before,
     ///   would exceed the limit, or is the caller's own (called from the refresh closure);
     ///   `CancellationError` when the calling task is cancelled (the refresh goes on).
-    /// - Important: While a refresh runs, this waits for it even if the current credential has not
-    ///   expired: a refresh runs because the server rejected that credential or it is due for renewal.
-    ///   A failed renewal of a credential that has not expired returns that credential.
+    /// - Important: A credential due for renewal that has not expired is returned at once, and renewed in the
+    ///   background. While a refresh for a missing, expired or rejected credential runs, this waits for it.
     public func validCredential() async throws -> Credential {
         try await credential(rejecting: nil)
     }
@@ -203,7 +208,25 @@ public actor TokenRefresher {
 
     // MARK: Refreshing
 
-    private func credential(rejecting rejected: Credential?) async throws -> Credential {
+    /// How long one caller may wait for a refresh, on its client's ``DeadlineScheduler``.
+    struct WaitLimit: Sendable {
+        let scheduler: DeadlineScheduler
+        let timeout: Duration
+    }
+
+    /// ``validCredential()`` for a caller that leaves with ``APIError/timedOut(_:)`` once `limit` passes while it
+    /// waits for a refresh; the refresh goes on for the others. Nothing is scheduled when no wait is needed.
+    func validCredential(within limit: WaitLimit?) async throws -> Credential {
+        try await credential(rejecting: nil, within: limit)
+    }
+
+    /// ``refresh(rejected:)`` with the caller's own bound on the wait, as ``validCredential(within:)``.
+    func refresh(rejected: Credential, within limit: WaitLimit?) async throws -> Credential {
+        try await credential(rejecting: rejected, within: limit)
+    }
+
+    private func credential(rejecting rejected: Credential?, within limit: WaitLimit? = nil) async throws -> Credential
+    {
         try Task.checkCancellation()
         switch state.answer(rejecting: rejected, now: currentDate(), elapsed: { stopwatch.elapsed }) {
         case .credential(let credential): return credential
@@ -213,6 +236,12 @@ public actor TokenRefresher {
         // The refresh closure would wait for the refresh it is part of, that is, for itself.
         guard !isRefreshingInCurrentTask else { throw APIError.authenticationFailed(.reentrantRefresh) }
         let waiterID = state.makeID()
+        let deadline = limit.map { limit in
+            limit.scheduler.schedule(after: limit.timeout) {
+                Task { await self.leave(waiterID, with: APIError.timedOut(limit.timeout)) }
+            }
+        }
+        defer { if let limit, let deadline { limit.scheduler.cancel(deadline) } }
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (waiter: RefreshState.Waiter) in
                 // Re-checked here, on the actor: a cancellation that raced ahead of registration must not
@@ -236,11 +265,12 @@ public actor TokenRefresher {
             break
         case .resume(let waiter, let outcome):
             waiter.resume(with: outcome)
-        case .start(let refreshID, let credential):
+        case .start(let refreshID, let credential, let resuming):
             let tasks = Self.launch(
                 refreshID, from: credential, on: self, operation: operation, timeout: refreshTimeout, clock: clock)
             // Neither task can end the refresh before this line: `finish` needs the actor, which we hold.
             state.attach(tasks, to: refreshID)
+            if let (waiter, current) = resuming { waiter.resume(returning: current) }
         }
     }
 
@@ -288,9 +318,10 @@ public actor TokenRefresher {
         for waiter in ending.waiters { waiter.resume(with: ending.outcome) }
     }
 
-    /// Withdraws a cancelled caller; the refresh goes on. A no-op if the caller was already resumed.
-    private func leave(_ waiterID: UInt64) {
-        state.removeWaiter(waiterID)?.resume(throwing: CancellationError())
+    /// Withdraws a caller that was cancelled or whose wait ran out; the refresh goes on. A no-op if the caller was
+    /// already resumed.
+    private func leave(_ waiterID: UInt64, with error: any Error = CancellationError()) {
+        state.removeWaiter(waiterID)?.resume(throwing: error)
     }
 
 }

@@ -65,10 +65,8 @@ extension APIClient {
         guard request.requiresAuthentication, let refresher = configuration.authenticator,
             !refresher.isRefreshingInCurrentTask
         else { return nil }
-        let credential = try await Deadline.run(timeout: limits.nextWait(now: deadlines.elapsed), scheduler: deadlines)
-        {
-            try await refresher.validCredential()
-        }
+        let limit = TokenRefresher.WaitLimit(scheduler: deadlines, timeout: limits.nextWait(now: deadlines.elapsed))
+        let credential = try await refresher.validCredential(within: limit)
         return Authorization(refresher: refresher, credential: credential)
     }
 }

@@ -137,6 +137,16 @@ enum AuthTestKit {
         return outcomes
     }
 
+    /// Waits (a bounded number of yields) until `refresher` has no refresh running: early renewals run in the
+    /// background, so a test that triggered one waits for it before looking at what it did.
+    static func settle(_ refresher: TokenRefresher) async {
+        for _ in 0..<100_000 {
+            if await !refresher.isRefreshing { return }
+            await Task.yield()
+        }
+        Issue.record("the refresh never ended")
+    }
+
     /// Everything a person or a logger could print of `value`.
     static func printed(_ value: Any) -> String {
         var dumped = ""
