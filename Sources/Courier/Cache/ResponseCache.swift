@@ -148,12 +148,18 @@ public actor ResponseCache {
         guard request.method == .get, Freshness.understoodStatusCodes.contains(response.statusCode) else {
             return (nil, 0)
         }
+        let url = RequestKey.normalize(request.url)
+        let partition = CachePartition(identity: partition, request: request)
+        // `no-store` is decided from one header: no entry is built (every header parsed) only to be thrown away.
+        let requestDirectives = Freshness.requestDirectives(request.headers)
+        if requestDirectives.noStore || CacheControl.parse(response.headers.values(for: "Cache-Control")).noStore {
+            put(nil, url: url, partition, request)
+            return (nil, 0)
+        }
         let entry = CachedResponse(
             response: response, request: request, requestTime: requestTime, responseTime: responseTime)
-        let isStorable = Freshness.isStorable(entry, requestDirectives: Freshness.requestDirectives(request.headers))
-        let url = RequestKey.normalize(request.url)
-        let insertion = put(
-            isStorable ? entry : nil, url: url, CachePartition(identity: partition, request: request), request)
+        let isStorable = Freshness.isStorable(entry, requestDirectives: requestDirectives)
+        let insertion = put(isStorable ? entry : nil, url: url, partition, request)
         return (insertion.stored ? entry.byteCount : nil, insertion.evicted)
     }
 

@@ -68,9 +68,29 @@ public final class APIClient: Sendable {
     /// - Throws: ``APIError`` for every failure, or `CancellationError` when the calling task is cancelled.
     @discardableResult
     public func send<T: Decodable>(_ request: Request<T>) async throws -> Response<T> {
-        try await observe(request, perform: perform) { [decoder = configuration.decoder] exchange in
-            exchange.makeResponse(
-                value: try Self.decode(T.self, from: exchange.response, decoder: decoder))
+        try await observe(request, perform: { try await self.perform($0, id: $1, decodingOnce: nil) }) {
+            [decoder = configuration.decoder] exchange in
+            exchange.makeResponse(value: try Self.decode(T.self, from: exchange.response, decoder: decoder))
+        }
+    }
+
+    /// Sends a request and decodes the body of a successful response as `T`, once for every caller that shares the
+    /// call: joiners that ask for the same type with the same decoder get the value the flight decoded.
+    ///
+    /// - Parameter request: The request to send.
+    /// - Returns: The decoded value with the response metadata.
+    /// - Throws: ``APIError`` for every failure, or `CancellationError` when the calling task is cancelled.
+    @discardableResult
+    public func send<T: Decodable & Sendable>(_ request: Request<T>) async throws -> Response<T> {
+        let decoder = configuration.decoder
+        // `Data` needs no decoding: sharing it would only box it.
+        let shared = T.self == Data.self ? nil : SharedDecoding(T.self, decoder: decoder)
+        return try await observe(request, perform: { try await self.perform($0, id: $1, decodingOnce: shared) }) {
+            exchange in
+            if let value: T = try exchange.decoded?.value(as: T.self, decoder: decoder) {
+                return exchange.makeResponse(value: value)
+            }
+            return exchange.makeResponse(value: try Self.decode(T.self, from: exchange.response, decoder: decoder))
         }
     }
 
@@ -81,57 +101,103 @@ public final class APIClient: Sendable {
     /// - Throws: ``APIError`` for every failure, or `CancellationError` when the calling task is cancelled.
     @discardableResult
     public func send(_ request: Request<Void>) async throws -> Response<Void> {
-        try await observe(request, perform: perform) { $0.makeResponse(value: ()) }
+        try await observe(request, perform: { try await self.perform($0, id: $1, decodingOnce: nil) }) {
+            $0.makeResponse(value: ())
+        }
     }
 
     // MARK: The Path of One Call
 
-    /// Everything but decoding: shared by both `send` overloads.
-    private func perform<T>(_ request: Request<T>, id: RequestID) async throws -> Exchange {
+    /// Everything but the caller's own decoding, step by step; shared by the `send` overloads.
+    private func perform<T>(_ request: Request<T>, id: RequestID, decodingOnce shared: SharedDecoding?)
+        async throws -> Exchange
+    {
+        // 1. Build the request: bad input fails here, and nothing is sent.
         let prepared = try prepare(request)
         let limits = CallLimits(
             timeout: request.timeout ?? configuration.timeout,
             callTimeout: request.callTimeout ?? configuration.callTimeout, now: deadlines.elapsed)
-        // The identity is fixed before anything else: it partitions the cache and the coalescing key, so two
-        // users never share a response. Only a target that may receive the client's credentials gets one.
+        // 2. Who is calling: the identity partitions the cache and the coalescing key, so two users never share a
+        //    response. Only a target that may receive the client's credentials gets one.
         let mayAuthorize = prepared.isTrusted || request.sendsCredentialsToAnyOrigin
         let authorization = mayAuthorize ? try await authorization(for: request, within: limits) : nil
-        let partition = authorization?.identity
-        // Adapters run once before the cache and the coalescer look: `Vary` and the key see what is sent.
+        // Adapters run once before the cache and the coalescer look, so `Vary` and the key see what is sent.
         let adapted = try await adaptBeforeLookup(prepared.request)
-        // The cache answers, or decides what is sent (possibly a conditional request); `absorb` records the
-        // response in the cache inside the flight, once however many callers share it.
-        let exchange = try await withCache(adapted, policy: request.cachePolicy, partition: partition, id: id) {
-            [self] sent, absorb in
-            let retries = adapted.retryBase(for: sent)
-            guard !adapted.isPrivate,
-                let key = coalescingKey(for: sent, policy: request.coalescing, partition: partition)
-            else {
-                return await absorb(
-                    try await transmit(sent, retrying: retries, limits: limits, authorization: authorization, id: id))
-            }
-            // Each caller waits for the flight within its own deadline, joiners included; the flight goes on
-            // for whoever is still waiting.
-            let now = deadlines.elapsed
-            let bound = RequestCoalescer<RequestKey, Exchange>.WaitBound(
-                scheduler: deadlines, leading: limits.remaining(now: now), joining: limits.nextWait(now: now),
-                error: { APIError.timedOut($0) })
-            let coalesced = try await coalescer.run(key, bound: bound) { [self] in
-                await absorb(
-                    try await transmit(sent, retrying: retries, limits: limits, authorization: authorization, id: id))
-            }
-            var exchange = coalesced.value
-            exchange.joined = coalesced.joined
-            if coalesced.joined {
-                instrumentation.count(.joined)
-                instrumentation.emit(id, .joinedFlight(leader: exchange.leader ?? id))
-            }
-            return exchange
+        let call = Call(
+            id: id, adapted: adapted, limits: limits, authorization: authorization, coalescing: request.coalescing,
+            decoding: shared)
+        // 3. The cache answers, or says what to send and how to record the answer.
+        let exchange: Exchange
+        switch try await plan(adapted, policy: request.cachePolicy, partition: call.partition, id: id) {
+        case .serve(let response):
+            exchange = Exchange(request: adapted.request, response: response, attempts: 0, source: .cache)
+        case .serveStale(let response, let revalidation):
+            revalidateInBackground(call, revalidation)
+            exchange = Exchange(
+                request: adapted.request, response: response, attempts: 0, source: .staleWhileRevalidate)
+        case .send(let outgoing):
+            // 4–5. Share one flight with identical callers, or send alone; the flight records the answer.
+            exchange = try await sendServingStaleOnError(call, outgoing)
         }
+        // 6. Check the status; the caller decodes.
         guard configuration.acceptableStatusCodes.contains(exchange.response.statusCode) else {
             throw APIError.unacceptableStatus(exchange.response)
         }
         return exchange
+    }
+
+    /// ``sendShared(_:_:)``, with the stored response standing in when the server fails and the response allows it
+    /// (`stale-if-error`, RFC 5861 §4).
+    private func sendServingStaleOnError(_ call: Call, _ outgoing: Outgoing) async throws -> Exchange {
+        let exchange: Exchange
+        do {
+            exchange = try await sendShared(call, outgoing)
+        } catch let error as APIError where error.allowsStaleIfError {
+            guard let stale = staleIfError(outgoing.fallback, call.adapted.request) else { throw error }
+            return stale
+        }
+        guard exchange.response.statusCode >= 500,
+            let stale = staleIfError(outgoing.fallback, call.adapted.request, attempts: exchange.attempts)
+        else { return exchange }
+        return stale
+    }
+
+    /// Sends `outgoing` in a flight that identical callers join (each within its own deadline), or alone when the
+    /// call cannot be shared. The flight sends with retries, records the answer in the cache and decodes it once.
+    private func sendShared(_ call: Call, _ outgoing: Outgoing) async throws -> Exchange {
+        let flight: @Sendable () async throws -> Exchange = { [self] in
+            var exchange = await record(try await sendWithRetries(call, first: outgoing.request), outgoing, id: call.id)
+            if let decoding = call.decoding, configuration.acceptableStatusCodes.contains(exchange.response.statusCode)
+            {
+                exchange.decoded = decoding.decode(exchange.response)
+            }
+            return exchange
+        }
+        guard !call.adapted.isPrivate,
+            let key = coalescingKey(for: outgoing.request, policy: call.coalescing, partition: call.partition)
+        else { return try await flight() }
+        let now = deadlines.elapsed
+        let bound = RequestCoalescer<RequestKey, Exchange>.WaitBound(
+            scheduler: deadlines, leading: call.limits.remaining(now: now), joining: call.limits.nextWait(now: now),
+            error: { APIError.timedOut($0) })
+        let coalesced = try await coalescer.run(key, bound: bound, operation: flight)
+        var exchange = coalesced.value
+        exchange.joined = coalesced.joined
+        if coalesced.joined {
+            instrumentation.count(.joined)
+            instrumentation.emit(call.id, .joinedFlight(leader: exchange.leader ?? call.id))
+        }
+        return exchange
+    }
+
+    /// Serves a stale response now and revalidates it in a task of its own, at most once per stored response at a
+    /// time, even with coalescing off: keyed like the cache entry.
+    private func revalidateInBackground(_ call: Call, _ revalidation: Outgoing) {
+        let varyNames: [String]
+        if case .store(_, _, let entry?) = revalidation.record { varyNames = entry.varyNames } else { varyNames = [] }
+        let key = RequestKey(
+            revalidation.request, varyingOn: configuration.coalescingHeaders + varyNames, partition: call.partition)
+        backgroundRefreshes.run(key: key) { [self] in _ = try await sendShared(call, revalidation) }
     }
 
     /// A request as built, and whether its target may receive the client's credentials.
@@ -186,34 +252,24 @@ public final class APIClient: Sendable {
 
     // MARK: Attempts
 
-    /// Sends `request` until it succeeds or the retry policy says stop. Runs inside the shared flight,
-    /// so joiners never multiply attempts or refreshes.
+    /// Sends the call until it succeeds or the retry policy says stop. Runs inside the shared flight, so joiners
+    /// never multiply attempts or refreshes.
     ///
-    /// With an `authorization`, each attempt carries a valid credential and a `401` earns one refresh
-    /// and one resend. The resend counts in ``Response/attempts`` but not against the retry policy.
-    ///
-    /// - Parameters:
-    ///   - first: The first attempt, adapters already applied.
-    ///   - retries: What later attempts adapt again, so their signatures and timestamps are fresh.
-    func transmit(
-        _ first: HTTPRequest, retrying retries: HTTPRequest, limits: CallLimits, authorization: Authorization?,
-        id: RequestID
-    ) async throws -> Exchange {
+    /// With an authorization, each attempt carries a valid credential and a `401` earns one refresh and one resend.
+    /// The resend counts in ``Response/attempts`` but not against the retry policy. The first attempt sends `first`
+    /// as it is (adapters already applied); later ones adapt again, so signatures and timestamps are fresh.
+    func sendWithRetries(_ call: Call, first: HTTPRequest) async throws -> Exchange {
         // Bound again here: the flight may run in a task of its own, and its refreshes belong to its leader.
         // Only a call with a credential can refresh, so only it pays for binding the scope.
-        guard authorization != nil else {
-            return try await attempts(first, retrying: retries, limits: limits, authorization: nil, id: id)
-        }
-        return try await EventScope.$current.withValue(EventScope(instrumentation, id)) {
-            try await attempts(first, retrying: retries, limits: limits, authorization: authorization, id: id)
+        guard call.authorization != nil else { return try await attempts(call, first: first) }
+        return try await EventScope.$current.withValue(EventScope(instrumentation, call.id)) {
+            try await attempts(call, first: first)
         }
     }
 
-    private func attempts(
-        _ first: HTTPRequest, retrying retries: HTTPRequest, limits: CallLimits, authorization: Authorization?,
-        id: RequestID
-    ) async throws -> Exchange {
-        var authorization = authorization
+    private func attempts(_ call: Call, first: HTTPRequest) async throws -> Exchange {
+        let retries = call.adapted.retryBase(for: first)
+        var authorization = call.authorization
         var attempt = 0
         var resends = 0
         while true {
@@ -222,10 +278,10 @@ public final class APIClient: Sendable {
             try await authorization?.authorize(&sent, using: configuration.authorize)
             let outcome: RetryContext.Outcome
             do {
-                let response = try await send(
-                    sent, timeout: limits.nextWait(now: deadlines.elapsed), attempt: attempt, id: id)
+                let timeout = call.limits.nextWait(now: deadlines.elapsed)
+                let response = try await sendOnce(sent, timeout: timeout, attempt: attempt, id: call.id)
                 if configuration.acceptableStatusCodes.contains(response.statusCode) {
-                    return Exchange(request: sent, response: response, attempts: attempt, leader: id)
+                    return Exchange(request: sent, response: response, attempts: attempt, leader: call.id)
                 }
                 outcome = .response(response)
             } catch let error as APIError {
@@ -239,16 +295,18 @@ public final class APIClient: Sendable {
             }
             let context = RetryContext(
                 request: sent, attempt: attempt - resends, outcome: outcome, now: configuration.currentDate())
-            switch limits.allowing(configuration.retryPolicy.decision(for: context), now: deadlines.elapsed) {
+            let decision = call.limits.allowing(
+                configuration.retryPolicy.decision(for: context), now: deadlines.elapsed)
+            switch decision {
             case .retry(let delay):
                 instrumentation.count(.retry)
                 instrumentation.emit(
-                    id, .retryScheduled(attempt: attempt, delay: delay, reason: instrumentation.reason(outcome)))
+                    call.id, .retryScheduled(attempt: attempt, delay: delay, reason: instrumentation.reason(outcome)))
                 try await configuration.clock.sleep(for: delay)
             case .doNotRetry:
                 switch outcome {
                 case .response(let response):
-                    return Exchange(request: sent, response: response, attempts: attempt, leader: id)
+                    return Exchange(request: sent, response: response, attempts: attempt, leader: call.id)
                 case .failure(let error): throw error
                 }
             }
@@ -298,7 +356,7 @@ public final class APIClient: Sendable {
 
     /// One attempt on the wire, bounded by the deadline. Errors that are not ``APIError`` or
     /// cancellation become ``APIError/transport(_:underlying:)`` of kind ``TransportFailure/other``.
-    private func send(_ request: HTTPRequest, timeout: Duration, attempt: Int, id: RequestID) async throws
+    private func sendOnce(_ request: HTTPRequest, timeout: Duration, attempt: Int, id: RequestID) async throws
         -> HTTPResponse
     {
         let transport = configuration.transport

@@ -10,6 +10,8 @@ struct Exchange: Sendable {
     var joined = false
     /// The call that led the flight, so that joiners can name it in their events.
     var leader: RequestID?
+    /// The body decoded once in the flight, for callers that ask for the leader's type.
+    var decoded: DecodedValue?
 
     func makeResponse<Value>(value: Value) -> Response<Value> {
         Response(
