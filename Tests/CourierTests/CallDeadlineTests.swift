@@ -36,6 +36,9 @@ import Testing
         await gate.open()
         #expect(try await leader.value.value == Data("slow".utf8))
         #expect(transport.callCount == 1)
+        ReliabilityKit.record(
+            "deadlines", "a 1 s joiner behind a 60 s leader's stuck flight", cases: 2,
+            outcome: "the joiner timed out at 1 s on the clock; the leader got the answer; 1 upstream call")
     }
 
     @Test func aRetryAfterLongerThanTheCallIsNotWaitedFor() async throws {
@@ -53,6 +56,9 @@ import Testing
 
         #expect(error.statusCode == 503)
         #expect(transport.callCount == 1)
+        ReliabilityKit.record(
+            "deadlines", "503 with Retry-After: 3 and a 2 s callTimeout", cases: 1,
+            outcome: "no sleep past the call's deadline: the 503 returned at once")
         #expect(clock.pendingSleeps.allSatisfy { $0 < .seconds(3) })
     }
 
@@ -97,6 +103,9 @@ import Testing
             return
         }
         #expect(transport.callCount == 0)
+        ReliabilityKit.record(
+            "deadlines", "a token refresh that never answers, 200 ms request timeout", cases: 1,
+            outcome: "timedOut at 200 ms on the clock; nothing sent; the refresh went on")
         await gate.open()
     }
 }

@@ -46,6 +46,9 @@ import Testing
         _ = try await client.send(Request<Data>.get("/users"))
         #expect(server.requests.map(\.method) == ["GET"])
         #expect(server.requests.map(\.path) == ["/users"])
+        ReliabilityKit.record(
+            "robustness", "request smuggling through the method (CRLF and a second request line), real sockets",
+            cases: 1, outcome: "invalidRequest(invalidMethod) before sending; the server received nothing")
     }
 
     @Test func aMethodAnAdapterMakesInvalidFailsBeforeAnythingIsSent() async throws {

@@ -37,5 +37,8 @@ import Testing
         let oldest = HTTPRequest(url: URL(string: "https://api.example.com/feed")!, headers: ["X-Request-ID": "0"])
         #expect(await cache.cachedResponse(for: newest, partition: nil) != nil)
         #expect(await cache.cachedResponse(for: oldest, partition: nil) == nil, "the oldest variants were dropped")
+        ReliabilityKit.record(
+            "hostile server", "Vary: X-Request-ID on 1,000 responses of one URL", cases: 1_000,
+            outcome: "\(CacheStorage.maxVariants) variants kept, oldest dropped; a 1,000-name Vary is not stored")
     }
 }
