@@ -20,31 +20,32 @@ private typealias Gate = CoalescerTestKit.Gate
         return refresher
     }
 
+    /// A call that may start a renewal in the background, then the renewal's end.
+    private static func call(_ refresher: TokenRefresher) async throws -> Credential {
+        let credential = try await refresher.validCredential()
+        await Kit.settle(refresher)
+        return credential
+    }
+
     @Test func aFailedEarlyRenewalKeepsTheValidCredentialAndRetriesAfterABackoffUntilItExpires() async throws {
         let clock = TestClock()
         let issuer = Kit.Issuer(fails: true, date: Kit.ManualDate())
         let refresher = Self.renewalDue(issuer, clock: clock)
-        /// A call that may start a renewal in the background, and the renewal's end.
-        func call() async throws -> Credential {
-            let credential = try await refresher.validCredential()
-            await Kit.settle(refresher)
-            return credential
-        }
         // The renewal fails, but the credential has 50 s left: the caller gets it.
-        #expect(try await call().version == 1)
+        #expect(try await Self.call(refresher).version == 1)
         #expect(issuer.calls == 1)
         // Within the backoff (1 s), calls use it without trying again.
-        for _ in 0..<10 { #expect(try await call().accessToken == "secret-access-0") }
+        for _ in 0..<10 { #expect(try await Self.call(refresher).accessToken == "secret-access-0") }
         #expect(issuer.calls == 1)
         clock.advance(by: .seconds(1))
-        #expect(try await call().version == 1)
+        #expect(try await Self.call(refresher).version == 1)
         #expect(issuer.calls == 2)
         // The backoff doubles: 2 s.
         clock.advance(by: .seconds(1))
-        #expect(try await call().version == 1)
+        #expect(try await Self.call(refresher).version == 1)
         #expect(issuer.calls == 2)
         clock.advance(by: .seconds(1))
-        #expect(try await call().version == 1)
+        #expect(try await Self.call(refresher).version == 1)
         #expect(issuer.calls == 3)
 
         // At its expiry the credential is renewed whatever the backoff, and a failure is final and sticks.
@@ -109,24 +110,19 @@ private typealias Gate = CoalescerTestKit.Gate
         let clock = TestClock()
         let issuer = Kit.Issuer(fails: true, date: Kit.ManualDate())
         let refresher = Self.renewalDue(issuer, clock: clock, maxRefreshes: 2)
-        func call() async throws -> Credential {
-            let credential = try await refresher.validCredential()
-            await Kit.settle(refresher)
-            return credential
-        }
         // Renewals fail at 0 s and 1 s; the third (due at 3 s) would exceed 2 refreshes within 30 s.
-        #expect(try await call().version == 1)
+        #expect(try await Self.call(refresher).version == 1)
         clock.advance(by: .seconds(1))
-        #expect(try await call().version == 1)
+        #expect(try await Self.call(refresher).version == 1)
         #expect(issuer.calls == 2)
         for _ in 0..<28 {
             clock.advance(by: .seconds(1))
-            #expect(try await call().version == 1)
+            #expect(try await Self.call(refresher).version == 1)
         }
         #expect(issuer.calls == 2)
         // 30 s after the first renewal it leaves the window, and the next renewal is tried.
         clock.advance(by: .seconds(1))
-        #expect(try await call().version == 1)
+        #expect(try await Self.call(refresher).version == 1)
         #expect(issuer.calls == 3)
     }
 }

@@ -54,15 +54,9 @@ public struct Response<Value> {
         value: Value, data: Data, statusCode: Int, headers: HTTPHeaders, url: URL,
         source: ResponseSource = .network, joined: Bool = false, attempts: Int = 1
     ) {
-        self.value = value
-        self.data = data
-        self.statusCode = statusCode
-        self.headers = headers
-        self.url = url
-        self.source = source
-        self.joined = joined
-        self.attempts = attempts
-        self.credentials = .standard
+        self.init(
+            value: value, data: data, statusCode: statusCode, headers: headers, url: url, source: source,
+            joined: joined, attempts: attempts, credentials: .standard)
     }
 
     init(
