@@ -43,7 +43,7 @@ import Testing
             }
             return .text(200, #"{"name":"ada"}"#)
         }
-        var configuration = APIClient.Configuration(transport: transport, cache: nil, retryPolicy: .never)
+        let configuration = APIClient.Configuration(transport: transport, cache: nil, retryPolicy: .never)
         configuration.decoder.userInfo[DecodeCounter.key] = counter
         let client = APIClient(baseURL: URL(string: "https://api.example.com")!, configuration: configuration)
         clientBox.withLock { $0 = client }

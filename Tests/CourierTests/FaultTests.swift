@@ -127,13 +127,39 @@ import Testing
         let outcomes = await rig.outcomes("/short")
 
         // libcurl: "transfer closed with 990 bytes remaining to read", URLError.unknown: kept as the cause.
-        #expect(outcomes == ["transport(.other)"])
+        #expect(outcomes == ["transport(.connectionLost)"])
         #expect(rig.server.hits("/short") == 1)
         let drained = await rig.expectDrained(cacheEntries: 0)
         ReliabilityKit.record(
             "fault", "body shorter than Content-Length (10 of 1000 bytes, cacheable headers)", cases: 1,
-            outcome: "APIError.transport(.other) with libcurl's \"transfer closed with 990 bytes remaining\"; "
-                + "nothing cached", leaked: !drained)
+            outcome: "APIError.transport(.connectionLost) (libcurl's \"transfer closed with 990 bytes remaining\" "
+                + "kept as the cause); nothing cached", leaked: !drained)
+    }
+
+    @Test func aGetWhoseBodyEndsShortIsRetriedAsALostConnection() async throws {
+        let rig = try Rig(retryPolicy: RetryPolicy(jitter: .none))
+        defer { rig.server.shutdown() }
+        let short = Self.head("HTTP/1.1 200 OK", "Content-Length: 1000") + Data("only ten b".utf8)
+        let calls = Locked(0)
+        rig.server.route("GET", "/short-once") { _ in
+            let first = calls.withLock { count in
+                count += 1
+                return count == 1
+            }
+            return first ? .raw(short, close: true) : .text("whole")
+        }
+
+        let response = Task { try await rig.client.send(Request<Data>.get("/short-once")) }
+        try await Self.advance(rig.clock, through: [.milliseconds(500)])
+
+        let result = try await response.value
+        #expect(result.value == Data("whole".utf8))
+        #expect(result.attempts == 2)
+        #expect(rig.server.hits("/short-once") == 2)
+        let drained = await rig.expectDrained()
+        ReliabilityKit.record(
+            "fault", "GET whose first body ends before its Content-Length (default retry policy)", cases: 1,
+            outcome: "retried as a lost connection; the second attempt succeeds", leaked: !drained)
     }
 
     @Test(arguments: [

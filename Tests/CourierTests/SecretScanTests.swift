@@ -30,7 +30,7 @@ import Testing
                     .cannotConnectToHost,
                     userInfo: [
                         NSURLErrorFailingURLErrorKey: request.url,
-                        NSURLErrorFailingURLStringErrorKey: request.url.absoluteString,
+                        "NSErrorFailingURLStringKey": request.url.absoluteString,
                         NSLocalizedDescriptionKey: "could not connect to \(request.url.absoluteString)",
                     ])
             case "/broken":

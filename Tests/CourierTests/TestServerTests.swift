@@ -275,14 +275,39 @@ import Testing
 }
 
 extension URLSession {
-    /// `data(for:)` as Courier's transport loads it. Foundation's own async `data(for:)` can deadlock on Linux
-    /// when a task is cancelled while its response arrives (see `URLSessionTransport.load`), which a task
-    /// group's cancellation under ThreadSanitizer made happen here.
+    /// `data(for:)` without Foundation's own async version, which can deadlock on Linux when a task is cancelled
+    /// while its response arrives (its cancellation handler waits on the session's queue; see
+    /// `URLSessionTransport.load`): a task group's cancellation under ThreadSanitizer made that happen here. The
+    /// handler here only flags the task and cancels it from another queue, as the transport does.
     func loadData(for request: URLRequest) async throws -> (Data, URLResponse) {
-        try await URLSessionTransport(session: self).load(request)
+        let pending = Locked<(task: URLSessionDataTask?, isCancelled: Bool)>((nil, false))
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { continuation in
+                let task = dataTask(with: request) { data, response, error in
+                    if let error {
+                        continuation.resume(throwing: error)
+                    } else if let response {
+                        continuation.resume(returning: (data ?? Data(), response))
+                    } else {
+                        continuation.resume(throwing: URLError(.badServerResponse))
+                    }
+                }
+                let isCancelled = pending.withLock { pending in
+                    pending.task = task
+                    return pending.isCancelled
+                }
+                if isCancelled { task.cancel() } else { task.resume() }
+            }
+        } onCancel: {
+            let task = pending.withLock { pending in
+                pending.isCancelled = true
+                return pending.task
+            }
+            if let task { DispatchQueue.global().async { task.cancel() } }
+        }
     }
 
-    /// `data(from:)` as Courier's transport loads it.
+    /// `data(from:)`, as ``loadData(for:)``.
     func loadData(from url: URL) async throws -> (Data, URLResponse) {
         try await loadData(for: URLRequest(url: url))
     }

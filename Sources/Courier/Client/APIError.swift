@@ -29,6 +29,9 @@ public enum APIError: Error, Sendable {
     case decodingFailed(type: String, underlying: any Error, response: HTTPResponse)
     /// The server sent something that is not a valid HTTP response.
     case invalidResponse(reason: String, underlying: (any Error)?)
+    /// The response body was larger than the transport accepts (``URLSessionTransport/maxResponseBytes``), counted
+    /// after decoding any `Content-Encoding`; the transport stopped reading it. Carries the limit in bytes.
+    case responseTooLarge(limit: Int)
     /// The request could not use the network (``CachePolicy/onlyIfCached`` or `Cache-Control: only-if-cached`)
     /// and the cache held no usable response (RFC 9111 §5.2.1.7), so nothing was sent. Carries the URL.
     case notCached(URL)
@@ -63,7 +66,7 @@ public enum APIError: Error, Sendable {
             error
         case .invalidResponse(_, let error): error
         case .authenticationFailed(let failure): failure.underlyingError
-        case .invalidRequest, .timedOut, .unacceptableStatus, .notCached, .unauthorized: nil
+        case .invalidRequest, .timedOut, .unacceptableStatus, .notCached, .unauthorized, .responseTooLarge: nil
         }
     }
 }
@@ -167,6 +170,8 @@ extension APIError: CustomStringConvertible, LocalizedError {
                 + "\(type): \(error)."
         case .invalidResponse(let reason, let error):
             "The server sent an invalid response: \(reason)" + (error.map { " (\($0))." } ?? ".")
+        case .responseTooLarge(let limit):
+            "The response body was larger than the limit of \(limit) bytes (after decoding), so it was not read."
         case .notCached(let url):
             "No usable cached response for \(url.absoluteString), and the request may not use the network."
         case .unauthorized(let response):

@@ -2,7 +2,9 @@
 ///
 /// The operation runs in its own task so that the caller gets its answer the moment the deadline
 /// passes or the caller is cancelled, even from a transport that ignores cancellation: the operation is
-/// cancelled and left to wind down on its own, and its late result is dropped.
+/// cancelled and left to wind down on its own, and its late result is dropped. It is cancelled *before* the
+/// caller is resumed, so a transport that drops a cancelled request synchronously (``URLSessionTransport``
+/// queueing it) never sends it after its caller left.
 enum Deadline {
     static func run<Value: Sendable>(
         timeout: Duration,
@@ -17,7 +19,10 @@ enum Deadline {
                 race.finish(.failure(error))
             }
         }
-        let deadline = scheduler.schedule(after: timeout) { race.finish(.failure(APIError.timedOut(timeout))) }
+        let deadline = scheduler.schedule(after: timeout) {
+            work.cancel()
+            race.finish(.failure(APIError.timedOut(timeout)))
+        }
         defer {
             work.cancel()
             scheduler.cancel(deadline)
@@ -27,6 +32,7 @@ enum Deadline {
                 race.wait(with: continuation)
             }
         } onCancel: {
+            work.cancel()
             race.finish(.failure(CancellationError()))
         }
     }

@@ -12,46 +12,102 @@ import Foundation
 /// ``APIClient`` on its own clock, because URLSession truncates timeouts to whole seconds on Linux;
 /// the session's own timeouts are only a generous backstop.
 ///
-/// Redirects are followed by URLSession, but a redirect to another origin (scheme, host or port) drops
-/// `Authorization`, `Proxy-Authorization` and `Cookie`, so a credential meant for one server is never
-/// sent to another.
+/// What it guards against, beyond URLSession's defaults:
+/// - **Cancelled requests stay unsent.** At most `httpMaximumConnectionsPerHost` requests per host are inside
+///   URLSession at once; the rest wait in the transport, in order, and a caller who leaves while waiting is
+///   dropped before URLSession sees its request. (URLSession queues the excess itself and, when many callers
+///   leave together, sends queued requests whose cancellation it has not processed yet.) A request already inside
+///   URLSession when its caller leaves is cancelled there; it can still reach the wire only if it was being sent
+///   at that moment.
+/// - **Response size.** A body larger than ``maxResponseBytes`` after decoding (URLSession asks for and inflates
+///   gzip, deflate, brotli and zstd by itself) fails with ``APIError/responseTooLarge(limit:)``, as the bytes
+///   arrive or as soon as `Content-Length` announces it. With a session the transport made, what is kept stays
+///   near the limit, so a compressed bomb never fills memory (libcurl may still inflate what already arrived
+///   before the cancellation lands, and the transport discards it).
+/// - **`401` with `WWW-Authenticate`** is returned as the response, for ``APIClient``'s authenticator to handle;
+///   URLSession on Linux would otherwise wait for credentials until the deadline.
+/// - **Redirects.** Followed by URLSession, except a 307 or 308 of a request with a body, which the transport
+///   follows itself so that method and body are kept (RFC 9110 §15.4.8); URLSession drops the body. A redirect to
+///   another origin (scheme, host or port) drops `Authorization`, `Proxy-Authorization` and `Cookie`, so a
+///   credential meant for one server is never sent to another.
 ///
 /// Cancelling the calling task cancels the URLSession task at once and throws `CancellationError`.
-/// `URLError`s become ``APIError/transport(_:underlying:)`` with the `URLError` kept as the cause.
+/// `URLError`s become ``APIError/transport(_:underlying:)`` with the `URLError` kept as the cause; a task that
+/// URLSession cancelled for another reason (an invalidated session) is a transport failure, not a cancellation.
 public final class URLSessionTransport: HTTPTransport {
     /// The session requests are sent with.
+    ///
+    /// - Important: Do not invalidate it while the transport is in use: calls in flight then fail with
+    ///   ``APIError/transport(_:underlying:)``, and FoundationNetworking traps when a task is created on an
+    ///   invalidated session. The transport invalidates a session it made when it is released.
     public let session: URLSession
+    /// The largest response body, in bytes after decoding, that the transport accepts.
+    public let maxResponseBytes: Int
+    /// The default of ``maxResponseBytes``: 64 MiB, far above any API response and far below a bomb.
+    public static let defaultMaxResponseBytes = 64 << 20
+    /// The most redirects the transport follows itself (307 and 308 with a body) for one request, as URLSession.
+    static let maxRedirects = 20
     /// Whether the transport made `session`, and so invalidates it when it goes away.
     private let ownsSession: Bool
+    /// Keeps requests that URLSession would only queue in Courier, where cancelling them is synchronous.
+    let gate: ConnectionGate
+    /// Where the transport calls URLSession's blocking methods: creating, resuming and cancelling tasks, and
+    /// invalidating the session. In FoundationNetworking each of them waits for the session's work queue, and while
+    /// a server streams faster than the client reads, libcurl's reads keep that queue busy (up to 1.7 s in one
+    /// test under ThreadSanitizer, over a minute with the whole suite running). Called from a task, that wait held
+    /// one of Swift's few threads (two on a 2-core machine), and two such waits stopped every task in the process;
+    /// on `DispatchQueue.global()` they took the same pool, and every session's delegate callbacks stopped with
+    /// them. A serial queue of its own targets the overcommitting pool: a wait there holds one thread of its own,
+    /// and keeps the order of start and cancel.
+    let sessionQueue = DispatchQueue(label: "Courier.URLSessionTransport.session")
 
     /// Creates a transport with its own session, made from ``defaultConfiguration``.
-    public convenience init() {
-        self.init(configuration: Self.defaultConfiguration)
+    ///
+    /// - Parameter maxResponseBytes: The largest response body accepted, in bytes after decoding.
+    ///   ``defaultMaxResponseBytes`` (64 MiB) by default.
+    public convenience init(maxResponseBytes: Int = defaultMaxResponseBytes) {
+        self.init(configuration: Self.defaultConfiguration, maxResponseBytes: maxResponseBytes)
     }
 
-    /// Creates a transport with its own session, made from `configuration`, whose delegate drops
-    /// credentials on cross-origin redirects. The session is invalidated when the transport is released.
+    /// Creates a transport with its own session, made from `configuration`. The session is invalidated when the
+    /// transport is released.
     ///
-    /// - Parameter configuration: The session's configuration; start from ``defaultConfiguration``.
-    public init(configuration: URLSessionConfiguration) {
-        self.session = URLSession(configuration: configuration, delegate: RedirectGuard(), delegateQueue: nil)
+    /// - Parameters:
+    ///   - configuration: The session's configuration; start from ``defaultConfiguration``. Its
+    ///     `httpMaximumConnectionsPerHost` is also how many requests per host the transport lets into URLSession
+    ///     at once.
+    ///   - maxResponseBytes: The largest response body accepted, in bytes after decoding. Enforced as the body
+    ///     arrives. ``defaultMaxResponseBytes`` (64 MiB) by default; negative values count as 0.
+    public init(configuration: URLSessionConfiguration, maxResponseBytes: Int = defaultMaxResponseBytes) {
+        self.session = URLSession(configuration: configuration, delegate: URLSessionRouter(), delegateQueue: nil)
         self.ownsSession = true
+        self.maxResponseBytes = max(0, maxResponseBytes)
+        self.gate = ConnectionGate(limit: configuration.httpMaximumConnectionsPerHost)
     }
 
     /// Creates a transport that sends with a session you configured.
     ///
-    /// - Parameter session: The session to use. For server-side use, give it no `URLCache` and no
-    ///   cookie storage, as ``defaultConfiguration`` does.
-    /// - Important: Credentials are dropped on cross-origin redirects only where URLSession delivers
-    ///   redirects to a task's delegate (Apple platforms), or when `session`'s own delegate does it.
-    ///   Prefer ``init(configuration:)``, whose session always does.
-    public init(session: URLSession) {
+    /// - Parameters:
+    ///   - session: The session to use. For server-side use, give it no `URLCache` and no cookie storage, as
+    ///     ``defaultConfiguration`` does. Give it to one transport only, and create no tasks of your own on it:
+    ///     the transport counts the connections it uses.
+    ///   - maxResponseBytes: The largest response body accepted, in bytes after decoding.
+    /// - Important: URLSession delivers the body of a task to the session's delegate only, so with a session the
+    ///   transport did not make it gets the body at the end, buffered by URLSession: the size limit then fails the
+    ///   call but does not bound memory, and a `401` answered with a `WWW-Authenticate` challenge is returned
+    ///   without its body. Redirects and the rest are handled as with the transport's own session (redirects and
+    ///   challenges reach a task's own delegate). Prefer ``init(configuration:maxResponseBytes:)``.
+    public init(session: URLSession, maxResponseBytes: Int = defaultMaxResponseBytes) {
         self.session = session
         self.ownsSession = false
+        self.maxResponseBytes = max(0, maxResponseBytes)
+        self.gate = ConnectionGate(limit: session.configuration.httpMaximumConnectionsPerHost)
     }
 
     deinit {
-        if ownsSession { session.finishTasksAndInvalidate() }
+        guard ownsSession else { return }
+        let session = session
+        sessionQueue.async { session.finishTasksAndInvalidate() }
     }
 
     /// An ephemeral configuration with no URL cache, no cookies, no credential storage, and
@@ -73,26 +129,38 @@ public final class URLSessionTransport: HTTPTransport {
     ///
     /// - Parameter request: The request to send.
     /// - Returns: The response, whatever its status code.
-    /// - Throws: ``APIError/transport(_:underlying:)`` when the exchange failed, `CancellationError`
-    ///   when the calling task was cancelled.
+    /// - Throws: ``APIError/transport(_:underlying:)`` when the exchange failed,
+    ///   ``APIError/responseTooLarge(limit:)`` past ``maxResponseBytes``, `CancellationError` when the calling
+    ///   task was cancelled.
     public func send(_ request: HTTPRequest) async throws -> HTTPResponse {
-        let urlRequest = Self.urlRequest(for: request)
-        let data: Data
-        let urlResponse: URLResponse
-        do {
-            (data, urlResponse) = try await load(urlRequest, credentials: request.credentials)
-        } catch {
-            throw Self.translate(error, for: request.url)
+        var next = Self.urlRequest(for: request)
+        for _ in 0...Self.maxRedirects {
+            switch try await exchange(next, origin: request.url, credentials: request.credentials) {
+            case .response(let head, let body):
+                return HTTPResponse(statusCode: head.statusCode, headers: Self.headers(of: head), body: body)
+            case .redirect(let redirected):
+                next = redirected
+            case .failure(let error):
+                throw error
+            }
         }
-        guard let http = urlResponse as? HTTPURLResponse else {
-            throw APIError.transport(.badServerResponse, underlying: URLError(.badServerResponse))
-        }
-        return HTTPResponse(statusCode: http.statusCode, headers: Self.headers(of: http), body: data)
+        throw APIError.transport(.other, underlying: URLError(.httpTooManyRedirects))
     }
 
     // MARK: Loading
 
-    /// One data task, cancelled when the calling task is.
+    /// One URLSession task, sent once a ``ConnectionGate`` slot for its host is free and held until URLSession
+    /// reports the task complete.
+    func exchange(_ request: URLRequest, origin: URL, credentials: CredentialPolicy = .standard) async throws
+        -> URLSessionExchange.Outcome
+    {
+        let host = ConnectionGate.key(for: request.url)
+        try await gate.enter(host)
+        return await load(request, origin: origin, credentials: credentials) { [gate] in gate.leave(host) }
+    }
+
+    /// Runs one task and returns how it ended, as soon as that is known (see ``URLSessionExchange``); `finished`
+    /// runs when URLSession reports the task complete, which may be later.
     ///
     /// Not `URLSession.data(for:)`: in swift-corelibs-foundation its cancellation handler calls
     /// `URLSessionTask.cancel()`, which waits on the session's queue while the runtime holds the cancelled task's
@@ -100,33 +168,27 @@ public final class URLSessionTransport: HTTPTransport {
     /// Seen here as a deadlock of the whole session under ThreadSanitizer, where a deadline or a cancelled caller
     /// raced a response that was just arriving. The handler here only flags the task and cancels it from another
     /// queue, so it never waits while the lock is held.
-    func load(_ request: URLRequest, credentials: CredentialPolicy = .standard) async throws -> (Data, URLResponse) {
-        let cancellation = Locked(PendingTask())
-        return try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { continuation in
-                let task = session.dataTask(with: request) { data, response, error in
-                    if let error {
-                        continuation.resume(throwing: error)
-                    } else if let response {
-                        continuation.resume(returning: (data ?? Data(), response))
-                    } else {
-                        continuation.resume(throwing: URLError(.badServerResponse))
+    func load(
+        _ request: URLRequest, origin: URL, credentials: CredentialPolicy = .standard,
+        finished: @escaping @Sendable () -> Void
+    ) async -> URLSessionExchange.Outcome {
+        let exchange = URLSessionExchange(
+            request: request, origin: origin, credentialHeaderNames: credentials.headerNames,
+            maxResponseBytes: maxResponseBytes, sessionQueue: sessionQueue, finished: finished)
+        return await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                exchange.report(to: continuation)
+                sessionQueue.async { [session, ownsSession] in
+                    exchange.start {
+                        guard !ownsSession else { return session.dataTask(with: request) }
+                        return session.dataTask(with: request) { data, response, error in
+                            exchange.completed(data: data, response: response, error: error)
+                        }
                     }
                 }
-                task.delegate = RedirectGuard(credentialHeaderNames: credentials.headerNames)
-                let cancelled = cancellation.withLock { pending in
-                    pending.task = task
-                    return pending.isCancelled
-                }
-                task.resume()
-                if cancelled { task.cancel() }
             }
         } onCancel: {
-            let task = cancellation.withLock { pending in
-                pending.isCancelled = true
-                return pending.task
-            }
-            if let task { DispatchQueue.global().async { task.cancel() } }
+            exchange.cancelByCaller()
         }
     }
 
@@ -151,74 +213,24 @@ public final class URLSessionTransport: HTTPTransport {
         }
         return headers
     }
-
-    /// Maps URLSession's errors onto Courier's, keeping the original as the cause.
-    ///
-    /// On Linux, URLSession reports a reply that is not HTTP/1.x (a garbage status line, `HTTP/9.9`, an
-    /// HTTP/0.9-style body) as `unsupportedURL`; for an http(s) URL that can only be the server's fault, so it
-    /// is a ``TransportFailure/badServerResponse``.
-    static func translate(_ error: any Error, for url: URL? = nil) -> any Error {
-        if error is CancellationError { return error }
-        guard let urlError = error as? URLError else {
-            return APIError.transport(.other, underlying: error)
-        }
-        if urlError.code == .cancelled {
-            // URLSession reports task cancellation as a URLError; callers expect CancellationError.
-            return CancellationError()
-        }
-        if urlError.code == .unsupportedURL, let scheme = url?.scheme?.lowercased(),
-            scheme == "http" || scheme == "https"
-        {
-            return APIError.transport(.badServerResponse, underlying: urlError)
-        }
-        return APIError.transport(failure(for: urlError.code), underlying: urlError)
-    }
-
-    static func failure(for code: URLError.Code) -> TransportFailure {
-        switch code {
-        case .timedOut: .timedOut
-        case .cannotConnectToHost: .cannotConnect
-        case .networkConnectionLost: .connectionLost
-        case .cannotFindHost, .dnsLookupFailed: .dnsFailure
-        case .notConnectedToInternet, .internationalRoamingOff, .dataNotAllowed: .notConnected
-        case .secureConnectionFailed, .serverCertificateUntrusted, .serverCertificateHasBadDate,
-            .serverCertificateNotYetValid, .serverCertificateHasUnknownRoot, .clientCertificateRejected,
-            .clientCertificateRequired:
-            .secureConnectionFailed
-        case .badServerResponse, .cannotParseResponse, .cannotDecodeRawData, .cannotDecodeContentData:
-            .badServerResponse
-        default: .other
-        }
-    }
 }
 
 /// Drops credentials from a redirected request whose origin differs from the original request's, so a
 /// token for one server never reaches another (RFC 9110 §15.4 leaves this to the client).
-/// The data task of one `send`, and whether its caller was cancelled before the task existed.
-private struct PendingTask {
-    var task: URLSessionDataTask?
-    var isCancelled = false
-}
-
 final class RedirectGuard: NSObject, URLSessionTaskDelegate, Sendable {
-    /// The header fields this guard strips on a redirect to another origin: the request's credential fields.
-    let credentialHeaderNames: Set<String>
-
-    /// Creates a guard that strips `credentialHeaderNames` on a cross-origin redirect.
-    init(credentialHeaderNames: Set<String> = CredentialPolicy.standard.headerNames) {
-        self.credentialHeaderNames = credentialHeaderNames
-    }
+    /// A delegate for tasks of sessions the transport did not make.
+    static let shared = RedirectGuard()
 
     func urlSession(
         _ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
         newRequest request: URLRequest, completionHandler: @escaping @Sendable (URLRequest?) -> Void
     ) {
         let from = task.originalRequest?.url ?? response.url
-        completionHandler(Self.redirect(request, from: from, credentialHeaderNames: credentialHeaderNames))
+        completionHandler(Self.redirect(request, from: from))
     }
 
     /// `request` as it may be sent after a redirect from `origin`: unchanged within the same origin,
-    /// without credential fields across origins.
+    /// without credential fields across origins: every field the request's ``CredentialPolicy`` names.
     static func redirect(
         _ request: URLRequest, from origin: URL?,
         credentialHeaderNames: Set<String> = CredentialPolicy.standard.headerNames
@@ -230,5 +242,4 @@ final class RedirectGuard: NSObject, URLSessionTaskDelegate, Sendable {
         }
         return request
     }
-
 }

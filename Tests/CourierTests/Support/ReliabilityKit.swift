@@ -109,6 +109,7 @@ enum ReliabilityKit {
         case .unacceptableStatus(let response): return "unacceptableStatus(\(response.statusCode))"
         case .decodingFailed: return "decodingFailed"
         case .invalidResponse: return "invalidResponse"
+        case .responseTooLarge: return "responseTooLarge"
         case .notCached: return "notCached"
         case .unauthorized: return "unauthorized"
         case .authenticationFailed: return "authenticationFailed"

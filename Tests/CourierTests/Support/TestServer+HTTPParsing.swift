@@ -265,14 +265,15 @@ enum TestServerSocket {
         }
     }
 
-    /// Writes all of `data`; false if the peer went away.
-    static func sendAll(_ fd: Int32, _ data: Data) -> Bool {
+    /// Writes all of `data`, reporting each part the kernel accepts to `onSent`; false if the peer went away.
+    static func sendAll(_ fd: Int32, _ data: Data, onSent: (Int) -> Void = { _ in }) -> Bool {
         data.withUnsafeBytes { raw in
             var offset = 0
             while offset < raw.count {
                 let sent = send(fd, raw.baseAddress! + offset, raw.count - offset, sendFlags)
                 if sent < 0, errno == EINTR { continue }
                 guard sent > 0 else { return false }
+                onSent(sent)
                 offset += sent
             }
             return true

@@ -45,6 +45,7 @@ final class TestServer: Sendable {
         enum Kind: Sendable {
             case response(status: Int, headers: [(String, String)], body: Data)
             case raw(Data, close: Bool)
+            case repeated(head: Data, chunk: Data, count: Int, holdOpen: Bool)
             case reset(Data)
             case stall
             case close
@@ -74,6 +75,13 @@ final class TestServer: Sendable {
         /// Write these exact bytes, then close the connection if `close` (for fault tests).
         static func raw(_ bytes: Data, close: Bool = true) -> Reply {
             Reply(kind: .raw(bytes, close: close))
+        }
+
+        /// Write `head`, then `chunk` `count` times (without holding the whole body in memory), then close, or, if
+        /// `holdOpen`, keep the connection open without writing more until the client goes away. Stops as soon as
+        /// the client goes away. For bodies larger than a test should allocate, or that never end.
+        static func repeated(head: Data, chunk: Data, count: Int, holdOpen: Bool = false) -> Reply {
+            Reply(kind: .repeated(head: head, chunk: chunk, count: count, holdOpen: holdOpen))
         }
 
         /// Write these exact bytes, then reset the connection (TCP RST instead of an orderly close).
@@ -145,6 +153,9 @@ final class TestServer: Sendable {
     /// Connections accepted since start (keep-alive reuse keeps this low).
     var acceptedConnections: Int { core.state.withLock { $0.accepted } }
 
+    /// Bytes written to clients so far (heads and bodies, every connection), counted as the kernel accepts them.
+    var bytesSent: Int { core.state.withLock { $0.bytesSent } }
+
     /// Suspends until `hits(path) >= count`. Also returns if the calling task is cancelled or the server stops.
     func waitForHits(_ path: String, count: Int) async {
         let id = core.state.withLock { state in
@@ -189,6 +200,7 @@ extension TestServer {
         var nextWaiterID = 0
         var connections: Set<Int32> = []
         var accepted = 0
+        var bytesSent = 0
         var stopped = false
     }
 
@@ -304,17 +316,27 @@ extension TestServer {
                     TestServerSocket.drainUntilClosed(fd)
                     return
                 case .raw(let bytes, let close):
-                    guard TestServerSocket.sendAll(fd, bytes), !close else { return }
+                    guard write(fd, bytes), !close else { return }
+                case .repeated(let head, let chunk, let count, let holdOpen):
+                    guard write(fd, head) else { return }
+                    for _ in 0..<count where !write(fd, chunk) { return }
+                    if holdOpen { TestServerSocket.drainUntilClosed(fd) }
+                    return
                 case .reset(let bytes):
-                    _ = TestServerSocket.sendAll(fd, bytes)
+                    _ = write(fd, bytes)
                     TestServerSocket.resetOnClose(fd)
                     return
                 case .response:
                     let bytes = HTTPWire.encode(reply, method: request.method, closing: !keepAlive)
-                    guard TestServerSocket.sendAll(fd, bytes) else { return }
+                    guard write(fd, bytes) else { return }
                 }
                 if !keepAlive { return }
             }
+        }
+
+        /// Writes all of `bytes`, counting what the kernel accepts; false if the peer went away.
+        private func write(_ fd: Int32, _ bytes: Data) -> Bool {
+            TestServerSocket.sendAll(fd, bytes) { sent in state.withLock { $0.bytesSent += sent } }
         }
 
         /// Counts the request, wakes satisfied waiters, and returns the matching handler.
