@@ -84,7 +84,7 @@ public struct RequestKey: Hashable, Sendable, CustomStringConvertible, CustomRef
             && lhs.body == rhs.body && lhs.partition == rhs.partition && lhs.credentials == rhs.credentials
     }
 
-    /// Hashes what ``==`` compares.
+    /// Hashes what `==` compares.
     public func hash(into hasher: inout Hasher) {
         hasher.combine(method)
         hasher.combine(url)

@@ -9,7 +9,7 @@ extension APIClient {
     /// print(client.metrics.upstreamCalls - before.upstreamCalls)  // 0 when the cache or a shared flight answered
     /// ```
     public struct Metrics: Sendable, Hashable {
-        /// Calls of ``APIClient/send(_:)-(Request<T>)``, counted as they start.
+        /// Calls of ``APIClient``'s `send(_:)`, counted as they start.
         public var requests = 0
         /// Attempts handed to the transport: the requests that really went upstream, retries and resends included.
         public var upstreamCalls = 0

@@ -1,4 +1,4 @@
-/// Identifies one call of ``APIClient/send(_:)-(Request<T>)`` in the events of its client.
+/// Identifies one call of ``APIClient``'s `send(_:)` in the events of its client.
 ///
 /// Ids are unique per ``APIClient`` and increase in the order calls start, so `#12` started after `#11`.
 public struct RequestID: RawRepresentable, Hashable, Comparable, Sendable, CustomStringConvertible {

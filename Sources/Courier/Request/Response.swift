@@ -16,7 +16,7 @@ public enum ResponseSource: String, Sendable, Hashable, CustomStringConvertible 
     public var description: String { rawValue }
 }
 
-/// The answer to ``APIClient/send(_:)-(Request<T>)``: the decoded value and how it was obtained.
+/// The answer to ``APIClient``'s `send(_:)`: the decoded value and how it was obtained.
 public struct Response<Value> {
     /// The decoded value.
     public let value: Value
