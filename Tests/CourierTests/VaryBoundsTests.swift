@@ -42,3 +42,19 @@ import Testing
             outcome: "\(CacheStorage.maxVariants) variants kept, oldest dropped; a 1,000-name Vary is not stored")
     }
 }
+
+@Suite struct NoStorePrecheckTests {
+    @Test(arguments: [
+        ("no-store", true), ("max-age=60, NO-STORE", true), (#"foo="no-store", max-age=60"#, false),
+        ("max-age=60", false), ("no-storex", false),
+    ])
+    func noStoreIsFoundWithoutParsingEveryResponse(value: String, expected: Bool) {
+        #expect(ResponseCache.saysNoStore(["Cache-Control": value]) == expected)
+    }
+
+    @Test func caseInsensitiveSearchFindsLowercaseNeedles() {
+        #expect("Max-Age=1, No-Store".utf8.containsIgnoringASCIICase("no-store".utf8))
+        #expect(!"no-stor".utf8.containsIgnoringASCIICase("no-store".utf8))
+        #expect("".utf8.containsIgnoringASCIICase("".utf8))
+    }
+}

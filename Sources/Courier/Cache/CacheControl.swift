@@ -185,7 +185,7 @@ extension CacheControl {
         name: UnsafeBufferPointer<UInt8>, argument: UnsafeBufferPointer<UInt8>?, isWellFormed: Bool
     ) {
         guard let known = Self.directiveNames.first(where: { Self.equalsIgnoringCase(name, $0.name) }) else {
-            let key = String(decoding: name.map(Self.lowercased), as: UTF8.self)
+            let key = String(decoding: name.map(ASCII.lowercased), as: UTF8.self)
             if isWellFormed, extensions.index(forKey: key) == nil {
                 extensions[key] = .some(argument.map { String(decoding: $0, as: UTF8.self) })
             }
@@ -261,7 +261,7 @@ extension CacheControl {
         for fragment in argument.split(separator: UInt8(ascii: ","), omittingEmptySubsequences: true) {
             let trimmed = fragment.drop { $0 == 0x20 || $0 == 0x09 }.reversed().drop { $0 == 0x20 || $0 == 0x09 }
             guard !trimmed.isEmpty, trimmed.allSatisfy(isTokenByte) else { continue }
-            let name = String(decoding: trimmed.reversed().map(lowercased), as: UTF8.self)
+            let name = String(decoding: trimmed.reversed().map(ASCII.lowercased), as: UTF8.self)
             if !names.contains(name) { names.append(name) }
         }
         return names
@@ -272,15 +272,10 @@ extension CacheControl {
         HTTPToken.characters.contains(byte)
     }
 
-    /// ASCII lowercase; other bytes unchanged (a plain `| 0x20` would corrupt tchars such as `^`).
-    private static func lowercased(_ byte: UInt8) -> UInt8 {
-        (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte) ? byte + 32 : byte
-    }
-
     /// Case-insensitive comparison of a directive name with a lowercase ASCII literal.
     private static func equalsIgnoringCase(_ name: UnsafeBufferPointer<UInt8>, _ literal: StaticString) -> Bool {
         literal.withUTF8Buffer { expected in
-            expected.count == name.count && zip(name, expected).allSatisfy { lowercased($0) == $1 }
+            expected.count == name.count && zip(name, expected).allSatisfy { ASCII.lowercased($0) == $1 }
         }
     }
 }

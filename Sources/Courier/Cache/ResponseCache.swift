@@ -152,7 +152,7 @@ public actor ResponseCache {
         let partition = CachePartition(identity: partition, request: request)
         // `no-store` is decided from one header: no entry is built (every header parsed) only to be thrown away.
         let requestDirectives = Freshness.requestDirectives(request.headers)
-        if requestDirectives.noStore || CacheControl.parse(response.headers.values(for: "Cache-Control")).noStore {
+        if requestDirectives.noStore || Self.saysNoStore(response.headers) {
             put(nil, url: url, partition, request)
             return (nil, 0)
         }
@@ -291,6 +291,15 @@ public actor ResponseCache {
     var isConsistent: Bool { state.withLock { $0.storage.isConsistent } }
 
     // MARK: Helpers
+
+    /// Whether `headers` carry `Cache-Control: no-store`. A scan of the bytes rules most responses out without
+    /// allocating; only a field that mentions `no-store` is parsed, so a quoted `"no-store"` is not mistaken for it.
+    nonisolated static func saysNoStore(_ headers: HTTPHeaders) -> Bool {
+        let mentions = headers.fields.contains { field in
+            field.hasName("cache-control") && field.value.utf8.containsIgnoringASCIICase("no-store".utf8)
+        }
+        return mentions && CacheControl.parse(headers.values(for: "Cache-Control")).noStore
+    }
 
     /// Weak comparison of entity tags (RFC 9110 §8.8.3.2): equal opaque tags, ignoring `W/`.
     nonisolated static func weakMatch(_ lhs: String, _ rhs: String) -> Bool {
