@@ -34,6 +34,13 @@ let package = Package(
                 .product(name: "MallocInterposerSwift", package: "malloc-interposer"),
             ]
         ),
+        // A loop of calls over an in-memory transport, run under callgrind by Scripts/instructions.sh. It does not
+        // link the malloc interposer (a linked interposer replaces malloc even when not preloaded, adding its own
+        // instructions to every allocation); with --mallocs it preloads the library and looks it up at run time.
+        .executableTarget(
+            name: "instruction-counts",
+            dependencies: ["BenchmarkSupport", .product(name: "Courier", package: "Courier")]
+        ),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,20 +1,23 @@
 import Dispatch
 import Foundation
 
-/// What every strategy in the report does: answer "give me the body for this key".
-public protocol FetchStrategy: Sendable {
+/// What every strategy in the report does: answer "give me the value for this key", where the value is the body
+/// (`Data`) or the body decoded (the report's decoded variant).
+public protocol FetchStrategy<Value>: Sendable {
+    /// What a caller receives.
+    associatedtype Value: Sendable
     /// The strategy's name in tables and charts.
     var name: String { get }
-    /// Fetches the body for `key`, coalescing or not as the strategy does.
-    func fetch(_ key: String) async throws -> Data
+    /// Fetches the value for `key`, coalescing or not as the strategy does.
+    func fetch(_ key: String) async throws -> Value
 }
 
-/// No coalescing: every caller sends its own request.
-public struct Uncoalesced: FetchStrategy {
-    private let upstream: @Sendable (String) async throws -> Data
+/// No coalescing: every caller sends its own request (and decodes its own copy in the decoded variant).
+public struct Uncoalesced<Value: Sendable>: FetchStrategy {
+    private let upstream: @Sendable (String) async throws -> Value
 
     /// Wraps the upstream call.
-    public init(upstream: @escaping @Sendable (String) async throws -> Data) {
+    public init(upstream: @escaping @Sendable (String) async throws -> Value) {
         self.upstream = upstream
     }
 
@@ -22,18 +25,19 @@ public struct Uncoalesced: FetchStrategy {
     public var name: String { "no coalescing" }
 
     /// Calls the upstream directly.
-    public func fetch(_ key: String) async throws -> Data {
+    public func fetch(_ key: String) async throws -> Value {
         try await upstream(key)
     }
 }
 
-/// The pattern blog posts teach: an actor holding `[String: Task]`, the task removed when it ends.
-public actor TaskDictionaryCoalescer: FetchStrategy {
-    private let upstream: @Sendable (String) async throws -> Data
-    private var inFlight: [String: Task<Data, any Error>] = [:]
+/// The pattern blog posts teach: an actor holding `[String: Task]`, the task removed when it ends. Whatever the
+/// upstream closure does (fetch, or fetch and decode) runs once per flight, in the shared task.
+public actor TaskDictionaryCoalescer<Value: Sendable>: FetchStrategy {
+    private let upstream: @Sendable (String) async throws -> Value
+    private var inFlight: [String: Task<Value, any Error>] = [:]
 
     /// Wraps the upstream call.
-    public init(upstream: @escaping @Sendable (String) async throws -> Data) {
+    public init(upstream: @escaping @Sendable (String) async throws -> Value) {
         self.upstream = upstream
     }
 
@@ -41,7 +45,7 @@ public actor TaskDictionaryCoalescer: FetchStrategy {
     public nonisolated var name: String { "actor + [String: Task]" }
 
     /// Joins the task in flight for `key`, or starts one.
-    public func fetch(_ key: String) async throws -> Data {
+    public func fetch(_ key: String) async throws -> Value {
         if let task = inFlight[key] { return try await task.value }
         let upstream = upstream
         let task = Task { try await upstream(key) }
@@ -52,16 +56,17 @@ public actor TaskDictionaryCoalescer: FetchStrategy {
 }
 
 /// The callback pattern: a concurrent `DispatchQueue` with barrier writes guarding a dictionary of
-/// completion arrays. The queue, not the compiler, protects the dictionary; that is the pattern.
-public final class CallbackCoalescer: FetchStrategy, @unchecked Sendable {
-    private typealias Completion = @Sendable (Result<Data, any Error>) -> Void
+/// completion arrays. The queue, not the compiler, protects the dictionary; that is the pattern. The upstream
+/// closure runs once per flight and every completion gets its result.
+public final class CallbackCoalescer<Value: Sendable>: FetchStrategy, @unchecked Sendable {
+    private typealias Completion = @Sendable (Result<Value, any Error>) -> Void
 
-    private let upstream: @Sendable (String) async throws -> Data
+    private let upstream: @Sendable (String) async throws -> Value
     private let queue = DispatchQueue(label: "callback-coalescer", attributes: .concurrent)
     private var waiting: [String: [Completion]] = [:]
 
     /// Wraps the upstream call.
-    public init(upstream: @escaping @Sendable (String) async throws -> Data) {
+    public init(upstream: @escaping @Sendable (String) async throws -> Value) {
         self.upstream = upstream
     }
 
@@ -69,7 +74,7 @@ public final class CallbackCoalescer: FetchStrategy, @unchecked Sendable {
     public var name: String { "DispatchQueue + callbacks" }
 
     /// Bridges the callback API to async, as a caller of such a library would.
-    public func fetch(_ key: String) async throws -> Data {
+    public func fetch(_ key: String) async throws -> Value {
         try await withCheckedThrowingContinuation { continuation in
             fetch(key) { continuation.resume(with: $0) }
         }

@@ -4,6 +4,7 @@ import MallocInterposerSwift
 
 /// One run of one strategy at one level.
 struct Measurement {
+    let variant: Variant
     let strategy: String
     let callers: Int
     let upstreamCalls: Int
@@ -15,7 +16,7 @@ struct Measurement {
 
 /// Fires `callers` concurrent fetches of one key and measures them.
 func measure(
-    _ strategy: any FetchStrategy, callers: Int, key: String, upstreamCalls: () -> Int
+    _ strategy: some FetchStrategy, variant: Variant, callers: Int, key: String, upstreamCalls: () -> Int
 ) async -> Measurement {
     let callsBefore = upstreamCalls()
     let allocationsBefore = MallocInterposerSwift.getStatistics().mallocCount
@@ -36,7 +37,7 @@ func measure(
     let wall = start.duration(to: .now)
     let allocations = MallocInterposerSwift.getStatistics().mallocCount - allocationsBefore
     return Measurement(
-        strategy: strategy.name, callers: callers, upstreamCalls: upstreamCalls() - callsBefore,
+        variant: variant, strategy: strategy.name, callers: callers, upstreamCalls: upstreamCalls() - callsBefore,
         failures: outcomes.filter { !$0.1 }.count, wall: wall, latency: LatencySummary(outcomes.map(\.0)),
         allocationsPerCaller: Double(allocations) / Double(callers))
 }

@@ -1,5 +1,14 @@
 import Foundation
 
+/// What the callers of the report receive.
+enum Variant: String, CaseIterable {
+    /// The body as `Data`: nothing is decoded.
+    case data
+    /// A `SampleItem` decoded from 221 bytes of JSON. The baselines decode once in their shared task, as users write
+    /// them, and every waiter gets that value; Courier is called with `Request<SampleItem>`.
+    case decoded
+}
+
 /// Command-line options of `coalescing-report`.
 struct Options {
     var callerCounts = [1, 10, 100, 1_000, 10_000]
@@ -12,10 +21,18 @@ struct Options {
     var throughputConcurrency = 32
     /// Run only the strategies whose name contains this text (case-insensitive), e.g. for profiling.
     var only: String?
+    /// The variants to run; `nil` runs both against the simulated upstream and only `data` with `--upstream` (a real
+    /// server's body is not a `SampleItem` unless it was set up to serve one).
+    var variants: [Variant]?
+    /// Write the report into the repository's `Docs/` instead of `Benchmarks/.build/reports/`.
+    var writesDocs = false
+    /// The file name of the report, without extension.
+    var name = "coalescing-report"
 
     static let usage = """
         usage: coalescing-report [--callers 1,10,100,1000,10000] [--latency-ms 20] [--repetitions 3]
-                                 [--upstream URL [--throughput N] [--concurrency 32]] [--output DIR]
+                                 [--variants data,decoded] [--upstream URL [--throughput N] [--concurrency 32]]
+                                 [--write-docs | --output DIR] [--name coalescing-report]
 
           --callers      concurrent callers of one key, per level
           --latency-ms   simulated upstream latency (ignored with --upstream)
@@ -24,7 +41,11 @@ struct Options {
           --throughput   with --upstream: N requests over distinct keys (?key=i), raw URLSession vs APIClient
           --concurrency  requests in flight at once for --throughput (default 32)
           --only TEXT    run only the strategies whose name contains TEXT (e.g. "courier", for a profiler)
-          --output       where the Markdown table and SVG chart go (default: the repository's Docs/)
+          --variants     what callers receive: data (the body), decoded (a SampleItem; the baselines decode once
+                         in their shared task). Default: both, or data with --upstream
+          --write-docs   write the report into the repository's Docs/ (to publish it)
+          --output       where the Markdown table and SVG chart go (default: Benchmarks/.build/reports/)
+          --name         the report's file name without extension (default: coalescing-report)
         """
 
     static func parse(_ arguments: [String]) throws -> Options {
@@ -64,8 +85,21 @@ struct Options {
                 options.throughputConcurrency = count
             case "--only":
                 options.only = try value().lowercased()
+            case "--variants":
+                let names = try value().split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+                let variants = names.compactMap(Variant.init(rawValue:))
+                guard !variants.isEmpty, variants.count == names.count else {
+                    throw OptionError("--variants takes data and/or decoded, separated by commas")
+                }
+                options.variants = variants
+            case "--write-docs":
+                options.writesDocs = true
             case "--output":
                 options.outputDirectory = try value()
+            case "--name":
+                let name = try value()
+                guard !name.isEmpty, !name.contains("/") else { throw OptionError("--name takes a file name") }
+                options.name = name
             case "--help", "-h":
                 print(usage)
                 exit(0)
@@ -73,17 +107,38 @@ struct Options {
                 throw OptionError("unknown option \(flag)")
             }
         }
+        guard !(options.writesDocs && options.outputDirectory != nil) else {
+            throw OptionError("--write-docs and --output name two places; give one")
+        }
         return options
     }
 
-    /// The repository's `Docs/` folder, found from the working directory (the repository root or `Benchmarks/`).
+    /// The variants this run measures.
+    var resolvedVariants: [Variant] {
+        variants ?? (upstream == nil ? Variant.allCases : [.data])
+    }
+
+    /// Where the report goes: `--output`, the repository's `Docs/` with `--write-docs`, or else the build folder the
+    /// report was built in (`Benchmarks/.build/reports/`), so that a run never dirties a clone.
     func resolvedOutputDirectory() -> String {
         if let outputDirectory { return outputDirectory }
-        let manager = FileManager.default
-        for candidate in ["Docs", "../Docs"] where manager.fileExists(atPath: candidate) {
-            return candidate
+        let build = Self.buildDirectory()
+        guard writesDocs else { return build.appendingPathComponent("reports").path }
+        // Benchmarks/.build -> the repository's Docs/, whatever the working directory.
+        let docs = build.deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("Docs")
+        if FileManager.default.fileExists(atPath: docs.path) { return docs.path }
+        return FileManager.default.fileExists(atPath: "../Docs") ? "../Docs" : "Docs"
+    }
+
+    /// The `.build` folder that holds this executable, or `./.build` when it runs from elsewhere.
+    private static func buildDirectory() -> URL {
+        var directory = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
+            .deletingLastPathComponent()
+        while directory.path != "/" {
+            if directory.lastPathComponent == ".build" { return directory }
+            directory.deleteLastPathComponent()
         }
-        return "."
+        return URL(fileURLWithPath: ".build")
     }
 }
 

@@ -15,13 +15,28 @@ struct Report {
         // Report the worst upstream count of all repetitions: a strategy that sometimes leaks calls does not hide it.
         let worstCalls = runs.map(\.upstreamCalls).max() ?? middle.upstreamCalls
         return Measurement(
-            strategy: middle.strategy, callers: middle.callers, upstreamCalls: worstCalls, failures: middle.failures,
-            wall: middle.wall, latency: middle.latency, allocationsPerCaller: middle.allocationsPerCaller)
+            variant: middle.variant, strategy: middle.strategy, callers: middle.callers, upstreamCalls: worstCalls,
+            failures: middle.failures, wall: middle.wall, latency: middle.latency,
+            allocationsPerCaller: middle.allocationsPerCaller)
     }
 
     private static let header = [
         "callers", "strategy", "upstream calls", "wall (ms)", "added (ms)", "p50 (ms)", "p99 (ms)", "allocs/caller",
     ]
+
+    /// What each variant's section says the callers receive.
+    private static func title(of variant: Variant) -> String {
+        switch variant {
+        case .data: "Data: every caller receives the body"
+        case .decoded:
+            "Decoded: every caller receives a `SampleItem` (221 bytes of JSON); the coalescing baselines decode once "
+                + "in their shared task, Courier is asked for `Request<SampleItem>`"
+        }
+    }
+
+    private var variants: [Variant] {
+        Variant.allCases.filter { variant in results.contains { $0.variant == variant } }
+    }
 
     private func row(_ result: Measurement) -> [String] {
         let added = latency.map { String(format: "%.2f", (result.wall - $0).milliseconds) } ?? "-"
@@ -36,8 +51,9 @@ struct Report {
     }
 
     func terminalTable() -> String {
-        let rows = [Self.header] + results.map(row)
-        let widths = Self.header.indices.map { column in rows.map { $0[column].count }.max() ?? 0 }
+        let header = ["variant"] + Self.header
+        let rows = [header] + results.map { [$0.variant.rawValue] + row($0) }
+        let widths = header.indices.map { column in rows.map { $0[column].count }.max() ?? 0 }
         let lines = rows.map { cells in
             zip(cells, widths).map { cell, width in cell.padding(toLength: width, withPad: " ", startingAt: 0) }
                 .joined(separator: "  ")
@@ -46,15 +62,21 @@ struct Report {
         return ([lines[0], rule] + lines.dropFirst()).joined(separator: "\n")
     }
 
-    func markdown() -> String {
+    /// The Markdown report; `chart` is the file name of the SVG written beside it.
+    func markdown(chart: String) -> String {
         var lines = [
             "# Coalescing report", "",
             "Upstream: \(source). One key, all callers started at once; the median of the repetitions by wall time "
-                + "(upstream calls: the worst repetition). \"added\" is wall time minus the upstream latency.", "",
-            "| " + Self.header.joined(separator: " | ") + " |",
-            "|" + Self.header.map { _ in "---:" }.joined(separator: "|") + "|",
+                + "(upstream calls: the worst repetition). \"added\" is wall time minus the upstream latency.",
         ]
-        lines += results.map { "| " + row($0).joined(separator: " | ") + " |" }
+        for variant in variants {
+            lines += [
+                "", "## \(Self.title(of: variant))", "",
+                "| " + Self.header.joined(separator: " | ") + " |",
+                "|" + Self.header.map { _ in "---:" }.joined(separator: "|") + "|",
+            ]
+            lines += results.filter { $0.variant == variant }.map { "| " + row($0).joined(separator: " | ") + " |" }
+        }
         if !throughput.isEmpty {
             lines += [
                 "", "## Distinct keys", "",
@@ -66,11 +88,12 @@ struct Report {
                     + String(format: "%.1f | %.0f |", result.wall.milliseconds, result.perSecond)
             }
         }
-        lines += ["", "![Wall time by callers](coalescing-report.svg)", ""]
+        lines += ["", "![Wall time by callers](\(chart))", ""]
         return lines.joined(separator: "\n")
     }
 
-    /// Two panels over a log-scaled caller axis: wall time, and upstream calls.
+    /// Two panels over a log-scaled caller axis: wall time, and upstream calls. One colour per strategy; the decoded
+    /// variant's lines are dashed.
     func svg() -> String {
         let strategies = results.reduce(into: [String]()) { names, result in
             if !names.contains(result.strategy) { names.append(result.strategy) }
@@ -80,7 +103,7 @@ struct Report {
         let panelWidth = 420.0
         let panelHeight = 260.0
         var svg = [
-            #"<svg xmlns="http://www.w3.org/2000/svg" width="940" height="360" font-family="sans-serif" font-size="12">"#,
+            #"<svg xmlns="http://www.w3.org/2000/svg" width="940" height="364" font-family="sans-serif" font-size="12">"#,
             #"<rect width="100%" height="100%" fill="white"/>"#,
         ]
         let panels: [(String, (Measurement) -> Double)] = [
@@ -114,10 +137,15 @@ struct Report {
                     #"<text x="\#(originX - 6)" y="\#(y(tick) + 4)" text-anchor="end">\#(Int(tick))</text>"#)
             }
             for (index, strategy) in strategies.enumerated() {
-                let points = results.filter { $0.strategy == strategy }.sorted { $0.callers < $1.callers }
-                    .map { String(format: "%.1f,%.1f", x($0.callers), y(panel.1($0))) }.joined(separator: " ")
-                let color = colors[index % colors.count]
-                svg.append(#"<polyline points="\#(points)" fill="none" stroke="\#(color)" stroke-width="2"/>"#)
+                for variant in variants {
+                    let points = results.filter { $0.strategy == strategy && $0.variant == variant }
+                        .sorted { $0.callers < $1.callers }
+                        .map { String(format: "%.1f,%.1f", x($0.callers), y(panel.1($0))) }.joined(separator: " ")
+                    let color = colors[index % colors.count]
+                    let dash = variant == .decoded ? #" stroke-dasharray="6 4""# : ""
+                    svg.append(
+                        #"<polyline points="\#(points)" fill="none" stroke="\#(color)" stroke-width="2"\#(dash)/>"#)
+                }
             }
         }
         for (index, strategy) in strategies.enumerated() {
@@ -125,6 +153,9 @@ struct Report {
             svg.append(
                 #"<rect x="\#(legendX)" y="326" width="14" height="4" fill="\#(colors[index % colors.count])"/>"#)
             svg.append(#"<text x="\#(legendX + 20)" y="332">\#(strategy)</text>"#)
+        }
+        if variants.count > 1 {
+            svg.append(#"<text x="60" y="352">solid: Data, dashed: decoded (SampleItem)</text>"#)
         }
         svg.append("</svg>")
         return svg.joined(separator: "\n")

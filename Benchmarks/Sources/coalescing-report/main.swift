@@ -25,7 +25,8 @@ struct Upstream {
     let baseURL: URL
 }
 
-func makeUpstream() -> Upstream {
+/// A fresh upstream; the simulated one answers with the sample item's JSON in the decoded variant.
+func makeUpstream(_ variant: Variant) -> Upstream {
     if let url = options.upstream {
         let transport = CountingTransport(URLSessionTransport())
         let target = url
@@ -33,57 +34,91 @@ func makeUpstream() -> Upstream {
             fetch: { _ in try await transport.send(HTTPRequest(url: target)).body },
             calls: { transport.callCount }, clientTransport: transport, baseURL: url)
     }
-    let simulated = SimulatedUpstream(latency: options.latency)
+    let simulated =
+        variant == .decoded
+        ? SimulatedUpstream(latency: options.latency, body: SampleItem.json)
+        : SimulatedUpstream(latency: options.latency)
     return Upstream(
         fetch: { try await simulated.fetch($0) }, calls: { simulated.callCount },
         clientTransport: SimulatedTransport(upstream: simulated), baseURL: URL(string: "http://simulated.test")!)
 }
 
 /// Fresh strategies over a fresh upstream, so counts and in-flight tables never carry over between runs.
-func makeStrategies(_ upstream: Upstream) -> [any FetchStrategy] {
+///
+/// In the decoded variant each baseline's shared work fetches the body and decodes it once, as users write such a
+/// coalescer, and every waiter gets the decoded value; without coalescing, each caller decodes its own. Each strategy
+/// has one decoder, as Courier has its configuration's.
+func makeStrategies(_ upstream: Upstream, _ variant: Variant) -> [any FetchStrategy] {
     var configuration = APIClient.Configuration(transport: upstream.clientTransport, retryPolicy: .never)
     configuration.timeout = .seconds(120)
-    let all: [any FetchStrategy] = [
-        Uncoalesced(upstream: upstream.fetch),
-        TaskDictionaryCoalescer(upstream: upstream.fetch),
-        CallbackCoalescer(upstream: upstream.fetch),
-        CourierStrategy(client: APIClient(baseURL: upstream.baseURL, configuration: configuration)),
-    ]
+    let client = APIClient(baseURL: upstream.baseURL, configuration: configuration)
+    let all: [any FetchStrategy]
+    switch variant {
+    case .data:
+        all = [
+            Uncoalesced(upstream: upstream.fetch),
+            TaskDictionaryCoalescer(upstream: upstream.fetch),
+            CallbackCoalescer(upstream: upstream.fetch),
+            CourierStrategy(client: client, value: Data.self),
+        ]
+    case .decoded:
+        let fetch = upstream.fetch
+        func decoding() -> @Sendable (String) async throws -> SampleItem {
+            let decoder = JSONDecoder()
+            return { key in try decoder.decode(SampleItem.self, from: try await fetch(key)) }
+        }
+        all = [
+            Uncoalesced(upstream: decoding()),
+            TaskDictionaryCoalescer(upstream: decoding()),
+            CallbackCoalescer(upstream: decoding()),
+            CourierStrategy(client: client, value: SampleItem.self),
+        ]
+    }
     guard let only = options.only else { return all }
     return all.filter { $0.name.lowercased().contains(only) }
 }
 
 let key = options.upstream == nil ? "/items/1" : ""
-let strategyCount = makeStrategies(makeUpstream()).count
+let variants = options.resolvedVariants
+let strategyCount = makeStrategies(makeUpstream(.data), .data).count
 let latencyText = options.upstream.map { "real server at \($0.absoluteString)" } ?? "\(options.latency) simulated"
 progress(
     "coalescing-report: \(options.callerCounts.map(String.init).joined(separator: ", ")) callers, "
-        + "\(latencyText), \(options.repetitions) repetitions")
+        + "\(latencyText), \(options.repetitions) repetitions, "
+        + variants.map(\.rawValue).joined(separator: " and "))
 
 // Warm up every strategy once so first-use costs (lazy globals, thread pool growth) stay out of the numbers.
-for index in 0..<strategyCount {
-    let upstream = makeUpstream()
-    _ = await measure(makeStrategies(upstream)[index], callers: 100, key: key, upstreamCalls: upstream.calls)
+for variant in variants {
+    for index in 0..<strategyCount {
+        let upstream = makeUpstream(variant)
+        _ = await measure(
+            makeStrategies(upstream, variant)[index], variant: variant, callers: 100, key: key,
+            upstreamCalls: upstream.calls)
+    }
 }
 
 var results: [Measurement] = []
-let totalRuns = options.callerCounts.count * strategyCount * options.repetitions
+let totalRuns = variants.count * options.callerCounts.count * strategyCount * options.repetitions
 var finishedRuns = 0
-for callers in options.callerCounts {
-    for index in 0..<strategyCount {
-        var runs: [Measurement] = []
-        for _ in 0..<options.repetitions {
-            let upstream = makeUpstream()
-            let strategy = makeStrategies(upstream)[index]
-            runs.append(await measure(strategy, callers: callers, key: key, upstreamCalls: upstream.calls))
-            finishedRuns += 1
-            progress(
-                String(
-                    format: "  [%3d%%] %6d callers  %-26@ %8.2f ms, %d upstream",
-                    100 * finishedRuns / totalRuns, callers, strategy.name as NSString,
-                    runs.last!.wall.milliseconds, runs.last!.upstreamCalls))
+for variant in variants {
+    for callers in options.callerCounts {
+        for index in 0..<strategyCount {
+            var runs: [Measurement] = []
+            for _ in 0..<options.repetitions {
+                let upstream = makeUpstream(variant)
+                let strategy = makeStrategies(upstream, variant)[index]
+                runs.append(
+                    await measure(
+                        strategy, variant: variant, callers: callers, key: key, upstreamCalls: upstream.calls))
+                finishedRuns += 1
+                progress(
+                    String(
+                        format: "  [%3d%%] %-7@ %6d callers  %-26@ %8.2f ms, %d upstream",
+                        100 * finishedRuns / totalRuns, variant.rawValue as NSString, callers,
+                        strategy.name as NSString, runs.last!.wall.milliseconds, runs.last!.upstreamCalls))
+            }
+            results.append(Report.median(of: runs))
         }
-        results.append(Report.median(of: runs))
     }
 }
 
@@ -105,10 +140,12 @@ let report = Report(
     source: latencyText)
 print(report.terminalTable())
 let directory = options.resolvedOutputDirectory()
+let base = "\(directory)/\(options.name)"
 do {
-    try report.markdown().write(toFile: "\(directory)/coalescing-report.md", atomically: true, encoding: .utf8)
-    try report.svg().write(toFile: "\(directory)/coalescing-report.svg", atomically: true, encoding: .utf8)
-    progress("wrote \(directory)/coalescing-report.md and \(directory)/coalescing-report.svg")
+    try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+    try report.markdown(chart: "\(options.name).svg").write(toFile: "\(base).md", atomically: true, encoding: .utf8)
+    try report.svg().write(toFile: "\(base).svg", atomically: true, encoding: .utf8)
+    progress("wrote \(base).md and \(base).svg")
 } catch {
     progress("could not write the report to \(directory): \(error)")
     exit(1)

@@ -1,0 +1,107 @@
+import BenchmarkSupport
+import Courier
+import Foundation
+
+/// What the harness can run. Scripts/instructions.sh subtracts the baselines (`loop`, `transport`, `empty-tasks`)
+/// from the scenarios they underlie, so only Courier's own work remains.
+enum Scenario: String, CaseIterable {
+    /// Baseline: the loop with a body that does nothing; the cache hits are counted above it.
+    case loop
+    /// Baseline: the in-memory transport called directly, in the same loop the network scenarios use.
+    case transport
+    /// `Request<Data>`, cache off (`cache: nil`): every call goes to the transport.
+    case cacheOff = "cache-off"
+    /// `Request<Data>`, the default cache, a `Cache-Control: no-store` response: looked up, sent, never stored.
+    case uncacheable
+    /// `Request<Data>`, a fresh hit: the response was stored by the first warm-up call (`max-age=3600`).
+    case dataHit = "data-hit"
+    /// `Request<SampleItem>`, a fresh hit: as `data-hit`, plus whatever it takes to produce the decoded value.
+    case decodedHit = "decoded-hit"
+    /// Rounds of concurrent callers of one key of `Request<SampleItem>`, cache off: one leads, the others join.
+    case joiners
+    /// Baseline: the rounds of `joiners` with tasks that do not call Courier.
+    case emptyTasks = "empty-tasks"
+
+    /// Whether an iteration is a round of concurrent callers rather than one call.
+    var isRound: Bool { self == .joiners || self == .emptyTasks }
+
+    static let baseURL = URL(string: "https://api.example.com")!
+
+    /// `200 OK` with the sample item as JSON, and `Cache-Control` when given.
+    static func response(cacheControl: String? = nil) -> HTTPResponse {
+        var headers: HTTPHeaders = ["Content-Type": "application/json"]
+        if let cacheControl { headers["Cache-Control"] = cacheControl }
+        return HTTPResponse(statusCode: 200, headers: headers, body: SampleItem.json)
+    }
+
+    /// The loop body of a one-call-per-iteration scenario, and how to check afterwards that every call took the
+    /// path it is named for (a harness that measures the wrong path silently is worse than none).
+    func makeLoop() -> CallLoop {
+        switch self {
+        case .loop:
+            return CallLoop(call: {}, verify: { _ in })
+        case .transport:
+            let transport: any HTTPTransport = InMemoryTransport(response: Self.response())
+            let request = HTTPRequest(url: Self.baseURL.appending(path: "items/1"))
+            return CallLoop(call: { _ = try await transport.send(request) }, verify: { _ in })
+        case .cacheOff:
+            return Self.networkLoop(cache: nil, cacheControl: nil)
+        case .uncacheable:
+            return Self.networkLoop(cache: ResponseCache(), cacheControl: "no-store")
+        case .dataHit:
+            return Self.hitLoop(Request<Data>.get("/items/1"))
+        case .decodedHit:
+            return Self.hitLoop(Request<SampleItem>.get("/items/1"))
+        case .joiners, .emptyTasks:
+            preconditionFailure("\(rawValue) runs in rounds, see Rounds")
+        }
+    }
+
+    private static func client(cache: ResponseCache?, cacheControl: String?) -> APIClient {
+        let transport = InMemoryTransport(response: response(cacheControl: cacheControl))
+        return APIClient(baseURL: baseURL, configuration: .init(transport: transport, cache: cache))
+    }
+
+    private static func networkLoop(cache: ResponseCache?, cacheControl: String?) -> CallLoop {
+        let client = client(cache: cache, cacheControl: cacheControl)
+        let request = Request<Data>.get("/items/1")
+        return CallLoop(
+            call: { _ = try await client.send(request) },
+            verify: { calls in
+                let metrics = client.metrics
+                try expect(metrics.upstreamCalls == calls, "\(metrics.upstreamCalls) upstream calls for \(calls) calls")
+                try expect(metrics.cacheHits == 0 && metrics.joined == 0, "calls were answered without the network")
+                if let cache {
+                    let stored = await cache.count
+                    try expect(stored == 0, "the cache stored \(stored) entries of an uncacheable response")
+                }
+            })
+    }
+
+    private static func hitLoop<T: Decodable & Sendable>(_ request: Request<T>) -> CallLoop {
+        let client = client(cache: ResponseCache(), cacheControl: "max-age=3600")
+        return CallLoop(
+            call: { _ = try await client.send(request) },
+            verify: { calls in
+                let metrics = client.metrics
+                try expect(metrics.upstreamCalls == 1, "\(metrics.upstreamCalls) upstream calls, 1 expected")
+                try expect(
+                    metrics.cacheHits == calls - 1, "\(metrics.cacheHits) hits for \(calls - 1) calls after the first")
+            })
+    }
+}
+
+/// One call per iteration, and a check of the client's counters after `calls` calls (warm-up included).
+struct CallLoop: Sendable {
+    let call: @Sendable () async throws -> Void
+    let verify: @Sendable (_ calls: Int) async throws -> Void
+}
+
+/// A check that failed: the scenario did not take the path it is named for.
+struct HarnessError: Error, CustomStringConvertible {
+    let description: String
+}
+
+func expect(_ condition: Bool, _ message: @autoclosure () -> String) throws {
+    guard condition else { throw HarnessError(description: message()) }
+}
