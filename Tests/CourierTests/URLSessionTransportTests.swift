@@ -139,9 +139,10 @@ private func makeClient(
     }
 
     @Test func aRefusedConnectionIsATransportError() async throws {
-        let server = try TestServer()
-        let closedURL = server.baseURL
-        server.shutdown()
+        // A port held but not listening: a shut-down server's port could be taken by another test's server.
+        let (fd, port) = try TestServerSocket.listenOnLoopback(listening: false)
+        defer { TestServerSocket.closeFD(fd) }
+        let closedURL = URL(string: "http://127.0.0.1:\(port)")!
         let client = APIClient(
             baseURL: closedURL, configuration: .init(transport: URLSessionTransport(), retryPolicy: .never))
         let error = try await #require(throws: APIError.self) { try await client.send(Request<Void>.get("/")) }

@@ -204,8 +204,9 @@ enum TestServerSocket {
         private static let sendFlags = Int32(MSG_NOSIGNAL)
     #endif
 
-    /// A listening socket on `127.0.0.1` with a kernel-chosen port.
-    static func listenOnLoopback() throws -> (fd: Int32, port: Int) {
+    /// A listening socket on `127.0.0.1` with a kernel-chosen port. With `listening: false` the port is only held
+    /// (exclusively, no `SO_REUSEADDR`): connecting to it is refused, and no other server can take it meanwhile.
+    static func listenOnLoopback(listening: Bool = true) throws -> (fd: Int32, port: Int) {
         let fd = socket(AF_INET, streamType, 0)
         guard fd >= 0 else { throw TestServer.StartError(call: "socket", code: errno) }
         var failure: TestServer.StartError?
@@ -219,11 +220,11 @@ enum TestServerSocket {
         #endif
         withUnsafeMutablePointer(to: &address) { pointer in
             pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { socketAddress in
-                if setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &yes, socklen_t(MemoryLayout<Int32>.size)) != 0 {
+                if listening, setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &yes, socklen_t(MemoryLayout<Int32>.size)) != 0 {
                     failure = TestServer.StartError(call: "setsockopt", code: errno)
                 } else if bind(fd, socketAddress, length) != 0 {
                     failure = TestServer.StartError(call: "bind", code: errno)
-                } else if listen(fd, SOMAXCONN) != 0 {
+                } else if listening, listen(fd, SOMAXCONN) != 0 {
                     failure = TestServer.StartError(call: "listen", code: errno)
                 } else if getsockname(fd, socketAddress, &length) != 0 {
                     failure = TestServer.StartError(call: "getsockname", code: errno)
