@@ -78,14 +78,15 @@ enum URLBuilder {
     /// The lower-cased scheme when `text` starts like an absolute URL (`scheme "://"`, RFC 3986 §3.1), else `nil`.
     private static func scheme(of text: String) -> String? {
         let bytes = text.utf8
-        guard let colon = bytes.firstIndex(of: UInt8(ascii: ":")), colon != bytes.startIndex,
-            bytes[colon...].starts(with: "://".utf8)
-        else { return nil }
-        let scheme = bytes[..<colon]
-        guard let first = scheme.first, ByteSet.letters.contains(first),
-            scheme.allSatisfy(ByteSet.schemeCharacters.contains)
-        else { return nil }
-        return String(decoding: scheme, as: UTF8.self).lowercased()
+        // Stops at the first byte that cannot be in a scheme: a relative path ("/users/42") ends at its first byte
+        // instead of being searched to its end for a colon.
+        guard let first = bytes.first, ByteSet.letters.contains(first) else { return nil }
+        var colon = bytes.index(after: bytes.startIndex)
+        while colon != bytes.endIndex, ByteSet.schemeCharacters.contains(bytes[colon]) {
+            bytes.formIndex(after: &colon)
+        }
+        guard colon != bytes.endIndex, bytes[colon...].starts(with: "://".utf8) else { return nil }
+        return String(decoding: bytes[..<colon], as: UTF8.self).lowercased()
     }
 
     /// Percent-encodes what a path cannot carry literally and rejects what it must never carry.
