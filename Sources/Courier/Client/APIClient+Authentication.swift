@@ -4,7 +4,7 @@ extension APIClient {
     /// How one call is authorized: which refresher provides its credentials, which identity they must
     /// belong to, and whether the call has used the one refresh-and-resend a `401` earns it.
     ///
-    /// Lives inside the call's flight (``transmit(_:timeout:authorization:)``), so joiners of a
+    /// Lives inside the call's flight (`sendWithRetries(_:first:)`), so joiners of a
     /// coalesced flight never cause refreshes of their own.
     struct Authorization: Sendable {
         let refresher: TokenRefresher
