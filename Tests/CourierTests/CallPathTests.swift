@@ -167,5 +167,8 @@ import Testing
         await #expect(throws: APIError.self) {
             try await uncached.plan(Self.adapted(), policy: .onlyIfCached, partition: nil, id: id)
         }
+        await #expect(throws: APIError.self, "only a GET can be answered from storage") {
+            try await client.plan(Self.adapted(.post), policy: .onlyIfCached, partition: nil, id: id)
+        }
     }
 }

@@ -23,10 +23,10 @@ extension APIClient {
             if policy == .onlyIfCached { throw .notCached(request.url) }
             return send(request, .nothing)
         }
-        if !request.method.isSafe { return send(request, .invalidate(request)) }
         if adapted.isPrivate || request.method != .get {
+            // Only a `GET` is ever answered from storage: `only-if-cached` can never be met by anything else.
             if policy == .onlyIfCached { throw .notCached(request.url) }
-            return send(request, .nothing)
+            return send(request, request.method.isSafe ? .nothing : .invalidate(request))
         }
         let lookup = await cache.lookup(request, partition: partition, policy: policy, now: now)
         if CacheLookup.isServable(request) { recordLookup(lookup, now: now, id: id) }

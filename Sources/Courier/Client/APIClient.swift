@@ -197,7 +197,7 @@ public final class APIClient: Sendable {
         if case .store(_, _, let entry?) = revalidation.record { varyNames = entry.varyNames } else { varyNames = [] }
         let key = RequestKey(
             revalidation.request, varyingOn: configuration.coalescingHeaders + varyNames, partition: call.partition)
-        backgroundRefreshes.run(key: key) { [self] in _ = try await sendShared(call, revalidation) }
+        backgroundRefreshes.run(key: key) { [self] in _ = try await sendShared(call.withoutDecoding, revalidation) }
     }
 
     /// A request as built, and whether its target may receive the client's credentials.

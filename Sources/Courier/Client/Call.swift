@@ -14,6 +14,13 @@ struct Call: Sendable {
 
     /// The credential identity the call's cache entries and flight are partitioned by.
     var partition: String? { authorization?.identity }
+
+    /// The same call with nobody waiting to decode its answer: a background revalidation.
+    var withoutDecoding: Call {
+        Call(
+            id: id, adapted: adapted, limits: limits, authorization: authorization, coalescing: coalescing,
+            decoding: nil)
+    }
 }
 
 /// Decodes a flight's body once, in the flight, for every caller that asks for the same type with the same decoder:
