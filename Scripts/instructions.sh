@@ -8,11 +8,11 @@
 #   bash Scripts/instructions.sh --update   also rewrite the thresholds with the measured values (targets are kept)
 #
 # Scenarios (Benchmarks/Sources/instruction-counts, an in-memory transport that returns a stored response):
-#   cache-off     Request<Data>, cache: nil                      every call goes to the transport
-#   uncacheable   Request<Data>, default cache, Cache-Control: no-store   looked up, sent, never stored
-#   data-hit      Request<Data>, fresh hit (max-age=3600)         nothing is sent
-#   decoded-hit   Request<SampleItem> (221 bytes of JSON), fresh hit
-#   joiners       rounds of 1,000 concurrent Request<SampleItem> callers of one key, cache off; per caller
+#   cache-off     APIRequest<Data>, cache: nil                      every call goes to the transport
+#   uncacheable   APIRequest<Data>, default cache, Cache-Control: no-store   looked up, sent, never stored
+#   data-hit      APIRequest<Data>, fresh hit (max-age=3600)         nothing is sent
+#   decoded-hit   APIRequest<SampleItem> (221 bytes of JSON), fresh hit
+#   joiners       rounds of 1,000 concurrent APIRequest<SampleItem> callers of one key, cache off; per caller
 # The harness checks afterwards that every call took the path it is named for (upstream calls, hits, joiners), and
 # fails otherwise: a rewrite that silently changes the path must not pass as faster.
 #

@@ -16,7 +16,7 @@ private func gatedTransport(_ gate: Kit.Gate, cancelled: Locked<Int> = Locked(0)
             cancelled.withLock { $0 += 1 }
             throw CancellationError()
         }
-        return HTTPResponse(
+        return TransportResponse(
             statusCode: 200, headers: ["Content-Type": "application/json"],
             body: Data(#"{"id":\#(index)}"#.utf8))
     }
@@ -33,10 +33,10 @@ private func makeClient(_ transport: MockTransport, retryPolicy: RetryPolicy = .
         let gate = Kit.Gate()
         let transport = gatedTransport(gate)
         let client = makeClient(transport)
-        let calls = (0..<1_000).map { _ in Task { try await client.send(Request<CoalescedItem>.get("/me")) } }
+        let calls = (0..<1_000).map { _ in Task { try await client.send(APIRequest<CoalescedItem>.get("/me")) } }
         try await Kit.waitForWaiters(1_000, on: client.coalescer)
         await gate.open()
-        var responses: [Response<CoalescedItem>] = []
+        var responses: [APIResponse<CoalescedItem>] = []
         for call in calls { responses.append(try await call.value) }
         #expect(transport.callCount == 1)
         #expect(responses.allSatisfy { $0.value == CoalescedItem(id: 0) })
@@ -45,23 +45,28 @@ private func makeClient(_ transport: MockTransport, retryPolicy: RetryPolicy = .
     }
 
     @Test(arguments: [
-        (Request<CoalescedItem>.get("/a"), Request<CoalescedItem>.get("/b")),
-        (Request<CoalescedItem>.get("/a", headers: ["Accept": "application/json"]), Request<CoalescedItem>.get("/a")),
+        (APIRequest<CoalescedItem>.get("/a"), APIRequest<CoalescedItem>.get("/b")),
         (
-            Request<CoalescedItem>.get("/a", headers: ["Accept-Language": "fr"]),
-            Request<CoalescedItem>.get("/a", headers: ["Accept-Language": "de"])
+            APIRequest<CoalescedItem>.get("/a", headers: ["Accept": "application/json"]),
+            APIRequest<CoalescedItem>.get("/a")
         ),
         (
-            Request<CoalescedItem>.get("/a", headers: ["Authorization": "Bearer alice"]),
-            Request<CoalescedItem>.get("/a", headers: ["Authorization": "Bearer bob"])
+            APIRequest<CoalescedItem>.get("/a", headers: ["Accept-Language": "fr"]),
+            APIRequest<CoalescedItem>.get("/a", headers: ["Accept-Language": "de"])
         ),
         (
-            Request<CoalescedItem>.get("/a", query: [URLQueryItem(name: "page", value: "1")]),
-            Request<CoalescedItem>.get("/a")
+            APIRequest<CoalescedItem>.get("/a", headers: ["Authorization": "Bearer alice"]),
+            APIRequest<CoalescedItem>.get("/a", headers: ["Authorization": "Bearer bob"])
         ),
-        (Request<CoalescedItem>.head("/a"), Request<CoalescedItem>.get("/a")),
+        (
+            APIRequest<CoalescedItem>.get("/a", query: [URLQueryItem(name: "page", value: "1")]),
+            APIRequest<CoalescedItem>.get("/a")
+        ),
+        (APIRequest<CoalescedItem>.head("/a"), APIRequest<CoalescedItem>.get("/a")),
     ])
-    func differentRequestsFlySeparately(first: Request<CoalescedItem>, second: Request<CoalescedItem>) async throws {
+    func differentRequestsFlySeparately(first: APIRequest<CoalescedItem>, second: APIRequest<CoalescedItem>)
+        async throws
+    {
         let gate = Kit.Gate()
         let transport = gatedTransport(gate)
         let client = makeClient(transport)
@@ -79,7 +84,7 @@ private func makeClient(_ transport: MockTransport, retryPolicy: RetryPolicy = .
         let gate = Kit.Gate()
         let transport = gatedTransport(gate)
         let client = makeClient(transport)
-        let calls = (0..<10).map { _ in Task { try await client.send(Request<CoalescedItem>.get("/me")) } }
+        let calls = (0..<10).map { _ in Task { try await client.send(APIRequest<CoalescedItem>.get("/me")) } }
         try await Kit.waitForWaiters(10, on: client.coalescer)
         calls[3].cancel()
         try await Kit.waitForWaiters(9, on: client.coalescer)
@@ -104,7 +109,7 @@ private func makeClient(_ transport: MockTransport, retryPolicy: RetryPolicy = .
         let cancelled = Locked(0)
         let transport = gatedTransport(gate, cancelled: cancelled)
         let client = makeClient(transport)
-        let calls = (0..<10).map { _ in Task { try await client.send(Request<CoalescedItem>.get("/me")) } }
+        let calls = (0..<10).map { _ in Task { try await client.send(APIRequest<CoalescedItem>.get("/me")) } }
         try await Kit.waitForWaiters(10, on: client.coalescer)
         for call in calls { call.cancel() }
         for call in calls { #expect(await Kit.endedInCancellation(call)) }
@@ -123,7 +128,7 @@ private func makeClient(_ transport: MockTransport, retryPolicy: RetryPolicy = .
         let client = APIClient(
             baseURL: URL(string: "https://api.example.com")!,
             configuration: .init(transport: transport, retryPolicy: RetryPolicy(jitter: .none), clock: clock))
-        let calls = (0..<100).map { _ in Task { try await client.send(Request<CoalescedItem>.get("/me")) } }
+        let calls = (0..<100).map { _ in Task { try await client.send(APIRequest<CoalescedItem>.get("/me")) } }
         try await Kit.waitForWaiters(100, on: client.coalescer)
         await gate.open()
         await clock.waitForSleeper(of: .milliseconds(500))
@@ -141,9 +146,9 @@ private func makeClient(_ transport: MockTransport, retryPolicy: RetryPolicy = .
         let transport = gatedTransport(gate)
         let client = makeClient(transport)
         let posts = (0..<3).map { _ in
-            Task { try await client.send(Request<CoalescedItem>.post("/search", body: CoalescedItem(id: 1))) }
+            Task { try await client.send(APIRequest<CoalescedItem>.post("/search", body: CoalescedItem(id: 1))) }
         }
-        var optedOut = Request<CoalescedItem>.get("/me")
+        var optedOut = APIRequest<CoalescedItem>.get("/me")
         optedOut.coalescing = .never
         let gets = (0..<3).map { _ in Task { [optedOut] in try await client.send(optedOut) } }
         #expect(await Kit.eventually { transport.callCount == 6 })
@@ -156,8 +161,8 @@ private func makeClient(_ transport: MockTransport, retryPolicy: RetryPolicy = .
         let gate = Kit.Gate()
         let transport = gatedTransport(gate)
         let client = makeClient(transport)
-        func query(_ id: Int) -> Request<CoalescedItem> {
-            var request = Request<CoalescedItem>.post("/graphql", body: CoalescedItem(id: id))
+        func query(_ id: Int) -> APIRequest<CoalescedItem> {
+            var request = APIRequest<CoalescedItem>.post("/graphql", body: CoalescedItem(id: id))
             request.coalescing = .always
             return request
         }
@@ -175,7 +180,7 @@ private func makeClient(_ transport: MockTransport, retryPolicy: RetryPolicy = .
         var configuration = APIClient.Configuration(transport: transport, retryPolicy: .never, clock: TestClock())
         configuration.isCoalescingEnabled = false
         let client = APIClient(baseURL: URL(string: "https://api.example.com")!, configuration: configuration)
-        let calls = (0..<5).map { _ in Task { try await client.send(Request<CoalescedItem>.get("/me")) } }
+        let calls = (0..<5).map { _ in Task { try await client.send(APIRequest<CoalescedItem>.get("/me")) } }
         #expect(await Kit.eventually { transport.callCount == 5 })
         await gate.open()
         for call in calls { #expect(try await call.value.joined == false) }
@@ -188,13 +193,13 @@ private func makeClient(_ transport: MockTransport, retryPolicy: RetryPolicy = .
             return index == 0 ? .text(500, "boom") : .text(200, #"{"id":7}"#)
         }
         let client = makeClient(transport)
-        let calls = (0..<20).map { _ in Task { try await client.send(Request<CoalescedItem>.get("/me")) } }
+        let calls = (0..<20).map { _ in Task { try await client.send(APIRequest<CoalescedItem>.get("/me")) } }
         try await Kit.waitForWaiters(20, on: client.coalescer)
         await gate.open()
         for call in calls {
             await #expect(throws: APIError.self) { try await call.value }
         }
-        #expect(try await client.send(Request<CoalescedItem>.get("/me")).value == CoalescedItem(id: 7))
+        #expect(try await client.send(APIRequest<CoalescedItem>.get("/me")).value == CoalescedItem(id: 7))
         #expect(transport.callCount == 2)
     }
 }

@@ -22,7 +22,7 @@ private func makeClient(
 
     @Test func decodesJSONIntoTheRequestedType() async throws {
         let client = makeClient(.json(#"{"id":7,"name":"Ada"}"#))
-        let response = try await client.send(Request<User>.get("/users/7"))
+        let response = try await client.send(APIRequest<User>.get("/users/7"))
         #expect(response.value == User(id: 7, name: "Ada"))
         #expect(response.statusCode == 200)
         #expect(response.source == .network)
@@ -33,21 +33,21 @@ private func makeClient(
 
     @Test func dataRequestsReturnTheRawBytes() async throws {
         let bytes = Data([0, 1, 2, 255])
-        let client = makeClient(MockTransport { _, _ in HTTPResponse(statusCode: 200, body: bytes) })
-        let response = try await client.send(Request<Data>.get("/blob"))
+        let client = makeClient(MockTransport { _, _ in TransportResponse(statusCode: 200, body: bytes) })
+        let response = try await client.send(APIRequest<Data>.get("/blob"))
         #expect(response.value == bytes)
     }
 
     @Test func voidRequestsAcceptAnEmptyBody() async throws {
         let client = makeClient(.responding(status: 204))
-        let response = try await client.send(Request<Void>.delete("/users/7"))
+        let response = try await client.send(APIRequest<Void>.delete("/users/7"))
         #expect(response.statusCode == 204)
         #expect(response.data.isEmpty)
     }
 
     @Test func aBodyThatDoesNotDecodeIsAClearError() async throws {
         let client = makeClient(.json(#"{"id":"seven"}"#))
-        let error = try await #require(throws: APIError.self) { try await client.send(Request<User>.get("/u")) }
+        let error = try await #require(throws: APIError.self) { try await client.send(APIRequest<User>.get("/u")) }
         guard case .decodingFailed(let type, _, let response) = error else {
             Issue.record("expected decodingFailed, got \(error)")
             return
@@ -58,7 +58,7 @@ private func makeClient(
 
     @Test func anEmptyBodyForADecodableTypeIsADecodingError() async throws {
         let client = makeClient(.responding(status: 200))
-        let error = try await #require(throws: APIError.self) { try await client.send(Request<User>.get("/u")) }
+        let error = try await #require(throws: APIError.self) { try await client.send(APIRequest<User>.get("/u")) }
         #expect(error.underlyingError is DecodingError)
     }
 
@@ -66,7 +66,7 @@ private func makeClient(
 
     @Test func aNon2xxStatusFailsWithTheStatusAndBody() async throws {
         let client = makeClient(.responding(status: 404, body: #"{"error":"no such user"}"#))
-        let error = try await #require(throws: APIError.self) { try await client.send(Request<User>.get("/u/9")) }
+        let error = try await #require(throws: APIError.self) { try await client.send(APIRequest<User>.get("/u/9")) }
         #expect(error.statusCode == 404)
         #expect(error.response?.body == Data(#"{"error":"no such user"}"#.utf8))
         #expect(error.description.contains("404"))
@@ -77,7 +77,7 @@ private func makeClient(
 
     @Test func acceptableStatusCodesAreConfigurable() async throws {
         let client = makeClient(.responding(status: 304)) { $0.acceptableStatusCodes = 200..<400 }
-        let response = try await client.send(Request<Void>.get("/cached"))
+        let response = try await client.send(APIRequest<Void>.get("/cached"))
         #expect(response.statusCode == 304)
     }
 
@@ -97,7 +97,7 @@ private func makeClient(
     func buildsURLs(base: String, path: String, expected: String) async throws {
         let transport = MockTransport.responding()
         let client = makeClient(transport, base: base)
-        try await client.send(Request<Void>.get(path))
+        try await client.send(APIRequest<Void>.get(path))
         #expect(transport.requests.first?.url.absoluteString == expected)
     }
 
@@ -108,7 +108,7 @@ private func makeClient(
             URLQueryItem(name: "q", value: "a+b=c&d e/é"), URLQueryItem(name: "flag", value: nil),
             URLQueryItem(name: "safe", value: "A-z_0.9~"),
         ]
-        try await client.send(Request<Void>.get("/search?page=2", query: query))
+        try await client.send(APIRequest<Void>.get("/search?page=2", query: query))
         let url = try #require(transport.requests.first?.url.absoluteString)
         #expect(url == "https://api.example.com/search?page=2&q=a%2Bb%3Dc%26d%20e%2F%C3%A9&flag&safe=A-z_0.9~")
     }
@@ -116,7 +116,7 @@ private func makeClient(
     @Test func headersMergeWithClientDefaultsAndRequestWins() async throws {
         let transport = MockTransport.responding()
         let client = makeClient(transport) { $0.headers = ["User-Agent": "courier-tests", "Accept": "text/plain"] }
-        try await client.send(Request<Void>.get("/", headers: ["accept": "application/json"]))
+        try await client.send(APIRequest<Void>.get("/", headers: ["accept": "application/json"]))
         let sent = try #require(transport.requests.first)
         #expect(sent.headers.values(for: "Accept") == ["application/json"])
         #expect(sent.headers["user-agent"] == "courier-tests")
@@ -125,10 +125,10 @@ private func makeClient(
     @Test func everyLineOfARepeatedDefaultHeaderIsSent() async throws {
         let transport = MockTransport.responding()
         let client = makeClient(transport) {
-            $0.headers = HTTPHeaders([("Accept", "application/json"), ("Accept", "text/plain;q=0.5"), ("X-A", "1")])
+            $0.headers = HeaderFields([("Accept", "application/json"), ("Accept", "text/plain;q=0.5"), ("X-A", "1")])
         }
-        try await client.send(Request<Void>.get("/"))
-        try await client.send(Request<Void>.get("/", headers: ["accept": "text/csv"]))
+        try await client.send(APIRequest<Void>.get("/"))
+        try await client.send(APIRequest<Void>.get("/", headers: ["accept": "text/csv"]))
         let sent = transport.requests.map { $0.headers.values(for: "Accept") }
         #expect(sent == [["application/json", "text/plain;q=0.5"], ["text/csv"]])
     }
@@ -136,7 +136,7 @@ private func makeClient(
     @Test func encodableBodiesAreSentAsJSON() async throws {
         let transport = MockTransport.responding(status: 201)
         let client = makeClient(transport)
-        try await client.send(Request<Void>.post("/users", body: User(id: 1, name: "Ada")))
+        try await client.send(APIRequest<Void>.post("/users", body: User(id: 1, name: "Ada")))
         let sent = try #require(transport.requests.first)
         #expect(sent.method == .post)
         #expect(sent.headers["Content-Type"] == "application/json")
@@ -146,7 +146,7 @@ private func makeClient(
     @Test func dataBodiesAreSentAsTheyAre() async throws {
         let transport = MockTransport.responding()
         let client = makeClient(transport)
-        try await client.send(Request<Void>.put("/blob", body: Data([1, 2, 3])))
+        try await client.send(APIRequest<Void>.put("/blob", body: Data([1, 2, 3])))
         #expect(transport.requests.first?.body == Data([1, 2, 3]))
         #expect(transport.requests.first?.headers["Content-Type"] == nil)
     }
@@ -165,7 +165,7 @@ private func makeClient(
     func malformedPathsAreRejected(path: String, phrase: String) async throws {
         let transport = MockTransport.responding()
         let client = makeClient(transport)
-        let error = try await #require(throws: APIError.self) { try await client.send(Request<Void>.get(path)) }
+        let error = try await #require(throws: APIError.self) { try await client.send(APIRequest<Void>.get(path)) }
         guard case .invalidRequest = error else {
             Issue.record("expected invalidRequest, got \(error)")
             return
@@ -177,12 +177,12 @@ private func makeClient(
     @Test(
         arguments: [
             ["Bad Name": "x"], ["": "x"], ["X-Ok": "line\r\nInjected: 1"], ["X-Ok": "nul\u{0}byte"], ["Caf\u{E9}": "x"],
-        ] as [HTTPHeaders])
-    func malformedHeadersAreRejected(headers: HTTPHeaders) async throws {
+        ] as [HeaderFields])
+    func malformedHeadersAreRejected(headers: HeaderFields) async throws {
         let transport = MockTransport.responding()
         let client = makeClient(transport)
         let error = try await #require(throws: APIError.self) {
-            try await client.send(Request<Void>.get("/", headers: headers))
+            try await client.send(APIRequest<Void>.get("/", headers: headers))
         }
         guard case .invalidRequest(let reason) = error else {
             Issue.record("expected invalidRequest, got \(error)")
@@ -198,7 +198,7 @@ private func makeClient(
     @Test func aHeaderValueErrorDoesNotPrintTheValue() async throws {
         let client = makeClient(.responding())
         let error = try await #require(throws: APIError.self) {
-            try await client.send(Request<Void>.get("/", headers: ["Authorization": "Bearer s3cret\n"]))
+            try await client.send(APIRequest<Void>.get("/", headers: ["Authorization": "Bearer s3cret\n"]))
         }
         #expect(!error.description.contains("s3cret"))
         #expect(error.description.contains("Authorization"))
@@ -208,7 +208,7 @@ private func makeClient(
         let transport = MockTransport.responding()
         let client = makeClient(transport)
         let error = try await #require(throws: APIError.self) {
-            try await client.send(Request<Void>.post("/numbers", body: [Double.nan]))
+            try await client.send(APIRequest<Void>.post("/numbers", body: [Double.nan]))
         }
         guard case .encodingFailed(let cause) = error else {
             Issue.record("expected encodingFailed, got \(error)")
@@ -236,7 +236,7 @@ private func makeClient(
                 AnyRequestAdapter { request in request.headers["X-Seen"] = request.headers["X-Attempt"] },
             ]
         }
-        let response = try await client.send(Request<Void>.get("/"))
+        let response = try await client.send(APIRequest<Void>.get("/"))
         #expect(response.attempts == 2)
         #expect(transport.requests.map { $0.headers["X-Attempt"] } == ["1", "2"])
         #expect(transport.requests.map { $0.headers["X-Seen"] } == ["1", "2"])
@@ -246,7 +246,7 @@ private func makeClient(
         struct Refused: Error {}
         let transport = MockTransport.responding()
         let client = makeClient(transport) { $0.adapters = [AnyRequestAdapter { _ in throw Refused() }] }
-        let error = try await #require(throws: APIError.self) { try await client.send(Request<Void>.get("/")) }
+        let error = try await #require(throws: APIError.self) { try await client.send(APIRequest<Void>.get("/")) }
         #expect(error.underlyingError is Refused)
         #expect(transport.callCount == 0)
     }
@@ -256,7 +256,7 @@ private func makeClient(
         let client = makeClient(transport) {
             $0.adapters = [AnyRequestAdapter { request in request.headers["X-Evil"] = "a\r\nb: c" }]
         }
-        await #expect(throws: APIError.self) { try await client.send(Request<Void>.get("/")) }
+        await #expect(throws: APIError.self) { try await client.send(APIRequest<Void>.get("/")) }
         #expect(transport.callCount == 0)
     }
 
@@ -265,7 +265,7 @@ private func makeClient(
     @Test func foreignTransportErrorsAreWrappedWithTheirCause() async throws {
         struct Boom: Error {}
         let client = makeClient(MockTransport { _, _ in throw Boom() })
-        let error = try await #require(throws: APIError.self) { try await client.send(Request<Void>.get("/")) }
+        let error = try await #require(throws: APIError.self) { try await client.send(APIRequest<Void>.get("/")) }
         guard case .transport(.other, let cause) = error else {
             Issue.record("expected transport(.other), got \(error)")
             return

@@ -29,7 +29,7 @@ import Testing
 
     private static func error(_ client: APIClient, _ path: String) async -> (any Error)? {
         do {
-            _ = try await client.send(Request<Data>.get(path))
+            _ = try await client.send(APIRequest<Data>.get(path))
             return nil
         } catch {
             return error
@@ -73,7 +73,7 @@ import Testing
         }
         let client = Self.client(server, authenticator: refresher)
 
-        let response = try await client.send(Request<Echo>.get("/me"))
+        let response = try await client.send(APIRequest<Echo>.get("/me"))
 
         #expect(response.value == Echo(token: "secret-new"))
         #expect(response.attempts == 2)

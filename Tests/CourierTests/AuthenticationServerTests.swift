@@ -46,7 +46,7 @@ private struct Echo: Decodable, Equatable {
         let refresher = TokenRefresher(credential: Credential(accessToken: "secret-access-old", identity: "alice")) {
             old in
             let client = try #require(box.withLock { $0 })
-            let token = try await client.send(Request<Echo>.post("/oauth/token", body: ["grant_type": "refresh"]))
+            let token = try await client.send(APIRequest<Echo>.post("/oauth/token", body: ["grant_type": "refresh"]))
             return Credential(accessToken: token.value.token, identity: old?.identity ?? "alice")
         }
         var configuration = APIClient.Configuration(
@@ -57,7 +57,7 @@ private struct Echo: Decodable, Equatable {
 
         let count = 1_000
         let calls = (0..<count).map { index in
-            Task { try await client.send(Request<Echo>.get("/me", headers: ["X-Call": "\(index)"])) }
+            Task { try await client.send(APIRequest<Echo>.get("/me", headers: ["X-Call": "\(index)"])) }
         }
         var successes = 0
         for call in calls where try await call.value.value == Echo(token: "secret-access-new") { successes += 1 }

@@ -25,7 +25,7 @@ private func sendsPerCall(_ transport: MockTransport) -> [String: Int] {
         let freshGate = Gate()
         let transport = Kit.tokenCheckingTransport(freshGate: freshGate)
         let client = Kit.makeClient(transport, refresher: refresher, coalescing: coalescing)
-        let calls = (0..<1_000).map { _ in Task { try await client.send(Request<Echo>.get("/me")) } }
+        let calls = (0..<1_000).map { _ in Task { try await client.send(APIRequest<Echo>.get("/me")) } }
         let waiting = await CoalescerTestKit.eventually { await refresher.waiterCount == 1_000 }
         try #require(waiting)
         await gate.open()
@@ -52,7 +52,7 @@ private func sendsPerCall(_ transport: MockTransport) -> [String: Int] {
         let transport = Kit.tokenCheckingTransport(staleGate: staleGate)
         let client = Kit.makeClient(transport, refresher: refresher, coalescing: coalescing)
         let calls = (0..<1_000).map { index in
-            Task { try await client.send(Request<Echo>.get("/me", headers: ["X-Call": "\(index)"])) }
+            Task { try await client.send(APIRequest<Echo>.get("/me", headers: ["X-Call": "\(index)"])) }
         }
         // Every first send is on the wire with the stale token before any 401 comes back.
         let firstSends = coalescing ? 1 : 1_000
@@ -77,7 +77,7 @@ private func sendsPerCall(_ transport: MockTransport) -> [String: Int] {
         let refresher = Kit.refresher(Kit.credential(expiresIn: -1), issuer: issuer)
         let transport = Kit.tokenCheckingTransport()
         let client = Kit.makeClient(transport, refresher: refresher, coalescing: false)
-        let calls = (0..<1_000).map { _ in Task { try await client.send(Request<Echo>.get("/me")) } }
+        let calls = (0..<1_000).map { _ in Task { try await client.send(APIRequest<Echo>.get("/me")) } }
         let waiting = await CoalescerTestKit.eventually { await refresher.waiterCount == 1_000 }
         try #require(waiting)
         await gate.open()
@@ -96,11 +96,11 @@ private func sendsPerCall(_ transport: MockTransport) -> [String: Int] {
         #expect(transport.callCount == 0)
 
         // The next call fails the same way without another refresh, until a login.
-        let error = try await #require(throws: APIError.self) { try await client.send(Request<Echo>.get("/me")) }
+        let error = try await #require(throws: APIError.self) { try await client.send(APIRequest<Echo>.get("/me")) }
         #expect(error.underlyingError is Kit.EndpointDown)
         #expect(issuer.calls == 1)
         await refresher.setCredential(Kit.credential("secret-access-9"))
-        #expect(try await client.send(Request<Echo>.get("/me")).value == Echo(token: "secret-access-9"))
+        #expect(try await client.send(APIRequest<Echo>.get("/me")).value == Echo(token: "secret-access-9"))
         #expect(issuer.calls == 1)
     }
 
@@ -115,7 +115,7 @@ private func sendsPerCall(_ transport: MockTransport) -> [String: Int] {
         let client = Kit.makeClient(transport, refresher: refresher, coalescing: false)
         date.advance(by: 70)
         for _ in 0..<10 {
-            #expect(try await client.send(Request<Echo>.get("/me")).value == Echo(token: "secret-access-0"))
+            #expect(try await client.send(APIRequest<Echo>.get("/me")).value == Echo(token: "secret-access-0"))
         }
         #expect(issuer.calls == 1)
         #expect(transport.callCount == 10)
@@ -128,7 +128,7 @@ private func sendsPerCall(_ transport: MockTransport) -> [String: Int] {
             Kit.credential(expiresIn: -1), issuer: issuer, clock: clock, refreshTimeout: .seconds(10))
         let client = Kit.makeClient(Kit.tokenCheckingTransport(), refresher: refresher)
         let events = client.events
-        let call = Task { try await client.send(Request<Echo>.get("/me")) }
+        let call = Task { try await client.send(APIRequest<Echo>.get("/me")) }
         try await Kit.waitForTimer(.seconds(10), on: clock)
         clock.advance(by: .seconds(10))
         let error = try await #require(throws: APIError.self) { try await call.value }
@@ -153,7 +153,7 @@ private func sendsPerCall(_ transport: MockTransport) -> [String: Int] {
         let refresher = Kit.refresher(Kit.credential(expiresIn: nil), issuer: issuer)
         let transport = Kit.tokenCheckingTransport(staleGate: staleGate)
         let client = Kit.makeClient(transport, refresher: refresher)
-        let call = Task { try await client.send(Request<Echo>.get("/me")) }
+        let call = Task { try await client.send(APIRequest<Echo>.get("/me")) }
         #expect(await CoalescerTestKit.eventually { transport.callCount == 1 })
         // Another part of the app renews the token while the request is on the wire with the old one.
         let stale = try #require(await refresher.credential)
@@ -170,7 +170,7 @@ private func sendsPerCall(_ transport: MockTransport) -> [String: Int] {
         let refresher = Kit.refresher(Kit.credential(), issuer: issuer)
         let transport = MockTransport.responding(status: 401, body: #"{"error":"invalid_token"}"#)
         let client = Kit.makeClient(transport, refresher: refresher, retryPolicy: .default)
-        let error = try await #require(throws: APIError.self) { try await client.send(Request<Echo>.get("/me")) }
+        let error = try await #require(throws: APIError.self) { try await client.send(APIRequest<Echo>.get("/me")) }
         guard case .unauthorized(let response) = error else {
             Issue.record("expected unauthorized, got \(error)")
             return
@@ -185,7 +185,7 @@ private func sendsPerCall(_ transport: MockTransport) -> [String: Int] {
     @Test func a401WithoutAnAuthenticatorIsUnauthorized() async throws {
         let transport = MockTransport.responding(status: 401)
         let client = Kit.makeClient(transport, refresher: nil, retryPolicy: .default)
-        let error = try await #require(throws: APIError.self) { try await client.send(Request<Echo>.get("/me")) }
+        let error = try await #require(throws: APIError.self) { try await client.send(APIRequest<Echo>.get("/me")) }
         guard case .unauthorized = error else {
             Issue.record("expected unauthorized, got \(error)")
             return
@@ -200,9 +200,9 @@ private func sendsPerCall(_ transport: MockTransport) -> [String: Int] {
         let transport = MockTransport.responding(status: 401)
         let client = Kit.makeClient(transport, refresher: refresher)
         for _ in 0..<5 {
-            await #expect(throws: APIError.self) { try await client.send(Request<Echo>.get("/me")) }
+            await #expect(throws: APIError.self) { try await client.send(APIRequest<Echo>.get("/me")) }
         }
-        let error = try await #require(throws: APIError.self) { try await client.send(Request<Echo>.get("/me")) }
+        let error = try await #require(throws: APIError.self) { try await client.send(APIRequest<Echo>.get("/me")) }
         guard case .tooManyRefreshes(count: 5, window: .seconds(30)) = Kit.authenticationFailure(error) else {
             Issue.record("expected tooManyRefreshes, got \(error)")
             return
@@ -224,7 +224,7 @@ private func sendsPerCall(_ transport: MockTransport) -> [String: Int] {
         }
         let policy = RetryPolicy(maxAttempts: 2, jitter: .none)
         let client = Kit.makeClient(transport, refresher: refresher, retryPolicy: policy, clock: clock)
-        let call = Task { try await client.send(Request<Echo>.get("/me")) }
+        let call = Task { try await client.send(APIRequest<Echo>.get("/me")) }
         await clock.waitForSleeper(of: .milliseconds(500))
         clock.advance(by: .milliseconds(500))
         let response = try await call.value
@@ -239,9 +239,9 @@ private func sendsPerCall(_ transport: MockTransport) -> [String: Int] {
         let refresher = Kit.refresher(Kit.credential(expiresIn: -1), issuer: issuer)
         let transport = Kit.tokenCheckingTransport()
         let client = Kit.makeClient(transport, refresher: refresher, coalescing: false)
-        let trigger = Task { try await client.send(Request<Echo>.get("/me")) }
+        let trigger = Task { try await client.send(APIRequest<Echo>.get("/me")) }
         #expect(await CoalescerTestKit.eventually { await refresher.waiterCount == 1 })
-        let others = (0..<9).map { _ in Task { try await client.send(Request<Echo>.get("/me")) } }
+        let others = (0..<9).map { _ in Task { try await client.send(APIRequest<Echo>.get("/me")) } }
         #expect(await CoalescerTestKit.eventually { await refresher.waiterCount == 10 })
         trigger.cancel()
         #expect(await CoalescerTestKit.endedInCancellation(trigger))

@@ -20,12 +20,13 @@ private typealias Echo = AuthTestKit.Echo
         let box = Locked<APIClient?>(nil)
         let refresher = TokenRefresher(credential: Kit.credential(expiresIn: -1), currentDate: { Kit.start }) { old in
             let client = try #require(box.withLock { $0 })
-            let echo = try await client.send(Request<Echo>.post("/oauth/token", body: ["grant_type": "refresh_token"]))
+            let echo = try await client.send(
+                APIRequest<Echo>.post("/oauth/token", body: ["grant_type": "refresh_token"]))
             return Credential(accessToken: echo.value.token, identity: old?.identity ?? "?")
         }
         let client = Kit.makeClient(transport, refresher: refresher)
         box.withLock { $0 = client }
-        let response = try await client.send(Request<Echo>.get("/me"))
+        let response = try await client.send(APIRequest<Echo>.get("/me"))
         #expect(response.value == Echo(token: "Bearer secret-access-7"))
         #expect(transport.callCount == 2)
         let tokenRequest = transport.requests[0]
@@ -43,11 +44,11 @@ private typealias Echo = AuthTestKit.Echo
             return .text(200, #"{"token":"\#(request.headers["Authorization"] ?? "none")"}"#)
         }
         let client = Kit.makeClient(transport, refresher: refresher)
-        let alice = Task { try await client.send(Request<Echo>.get("/me")) }
+        let alice = Task { try await client.send(APIRequest<Echo>.get("/me")) }
         // Alice's request is on the wire, with her token, before Bob signs in.
         #expect(await CoalescerTestKit.eventually { transport.callCount == 1 })
         await refresher.setCredential(Kit.credential("secret-access-bob", identity: "bob"))
-        let bob = Task { try await client.send(Request<Echo>.get("/me")) }
+        let bob = Task { try await client.send(APIRequest<Echo>.get("/me")) }
         #expect(await CoalescerTestKit.eventually { transport.callCount == 2 })
         #expect(await client.coalescer.flightCount == 2)
         await gate.open()
@@ -64,7 +65,7 @@ private typealias Echo = AuthTestKit.Echo
         let transport = MockTransport.responding(status: 503)
         let client = Kit.makeClient(
             transport, refresher: refresher, retryPolicy: RetryPolicy(jitter: .none), clock: clock)
-        let alice = Task { try await client.send(Request<Echo>.get("/me")) }
+        let alice = Task { try await client.send(APIRequest<Echo>.get("/me")) }
         await clock.waitForSleeper(of: .milliseconds(500))
         await refresher.setCredential(Kit.credential("secret-access-bob", identity: "bob"))
         clock.advance(by: .milliseconds(500))
@@ -87,7 +88,7 @@ private typealias Echo = AuthTestKit.Echo
             request.headers["Authorization"] = "Token \(credential.accessToken)"
         }
         let client = APIClient(baseURL: Kit.baseURL, configuration: configuration)
-        try await client.send(Request<Void>.get("/me"))
+        try await client.send(APIRequest<Void>.get("/me"))
         #expect(transport.requests[0].headers["Authorization"] == "Token secret-access-0")
     }
 
@@ -95,7 +96,7 @@ private typealias Echo = AuthTestKit.Echo
         let transport = MockTransport.responding(status: 200)
         let issuer = Kit.Issuer(date: Kit.ManualDate())
         let client = Kit.makeClient(transport, refresher: Kit.refresher(Kit.credential(expiresIn: -1), issuer: issuer))
-        var request = Request<Void>.get("/public")
+        var request = APIRequest<Void>.get("/public")
         request.requiresAuthentication = false
         try await client.send(request)
         #expect(transport.requests[0].headers["Authorization"] == nil)
@@ -107,7 +108,7 @@ private typealias Echo = AuthTestKit.Echo
         let issuer = Kit.Issuer(date: Kit.ManualDate())
         let client = Kit.makeClient(
             transport, refresher: Kit.refresher(Kit.credential("secret\r\nX: y"), issuer: issuer))
-        let error = try await #require(throws: APIError.self) { try await client.send(Request<Void>.get("/me")) }
+        let error = try await #require(throws: APIError.self) { try await client.send(APIRequest<Void>.get("/me")) }
         guard case .invalidRequest(.invalidHeaderValue(name: "Authorization")) = error else {
             Issue.record("expected invalidHeaderValue, got \(error)")
             return

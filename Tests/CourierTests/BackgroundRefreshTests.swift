@@ -26,11 +26,11 @@ import Testing
         let gate = CoalescerTestKit.Gate()
         let date = TestDate()
         let (client, transport) = Self.client(gate: gate, date: date)
-        _ = try await client.send(Request<Data>.get("/feed"))
+        _ = try await client.send(APIRequest<Data>.get("/feed"))
         date.advance(by: 90)
 
-        let responses = try await withThrowingTaskGroup(of: Response<Data>.self) { group in
-            for _ in 0..<20 { group.addTask { try await client.send(Request<Data>.get("/feed")) } }
+        let responses = try await withThrowingTaskGroup(of: APIResponse<Data>.self) { group in
+            for _ in 0..<20 { group.addTask { try await client.send(APIRequest<Data>.get("/feed")) } }
             return try await group.reduce(into: []) { $0.append($1) }
         }
         await gate.open()
@@ -49,10 +49,10 @@ import Testing
         await gate.open()
         let date = TestDate()
         let (client, transport) = Self.client(gate: gate, date: date)
-        _ = try await client.send(Request<Data>.get("/feed"))
+        _ = try await client.send(APIRequest<Data>.get("/feed"))
         for round in 1...3 {
             date.advance(by: 90)
-            let stale = try await client.send(Request<Data>.get("/feed"))
+            let stale = try await client.send(APIRequest<Data>.get("/feed"))
             #expect(stale.source == .staleWhileRevalidate)
             await client.backgroundRefreshes.waitUntilIdle()
             #expect(transport.callCount == round + 1)
@@ -64,13 +64,13 @@ import Testing
         let gate = CoalescerTestKit.Gate()
         let date = TestDate()
         let (client, transport) = Self.client(gate: gate, date: date)
-        _ = try await client.send(Request<Data>.get("/a"))
+        _ = try await client.send(APIRequest<Data>.get("/a"))
         await gate.open()
-        _ = try await client.send(Request<Data>.get("/b"))
+        _ = try await client.send(APIRequest<Data>.get("/b"))
         date.advance(by: 90)
 
-        _ = try await client.send(Request<Data>.get("/a"))
-        _ = try await client.send(Request<Data>.get("/b"))
+        _ = try await client.send(APIRequest<Data>.get("/a"))
+        _ = try await client.send(APIRequest<Data>.get("/b"))
         await client.backgroundRefreshes.waitUntilIdle()
 
         #expect(transport.callCount == 4)

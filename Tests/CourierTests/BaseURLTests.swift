@@ -5,7 +5,7 @@ import Testing
 
 /// A base URL with a query keeps it on every relative request, after the path and before the request's own query.
 @Suite struct BaseURLTests {
-    private static func sentURL(base: String, _ request: Request<Void>) async throws -> String {
+    private static func sentURL(base: String, _ request: APIRequest<Void>) async throws -> String {
         let transport = MockTransport.responding()
         let client = APIClient(
             baseURL: URL(string: base)!, configuration: .init(transport: transport, cache: nil, retryPolicy: .never))
@@ -36,13 +36,13 @@ import Testing
     }
 
     @Test func requestQueryItemsComeLast() async throws {
-        let request = Request<Void>.get("/search?page=2", query: [URLQueryItem(name: "q", value: "a b")])
+        let request = APIRequest<Void>.get("/search?page=2", query: [URLQueryItem(name: "q", value: "a b")])
         let url = try await Self.sentURL(base: "https://h/v1?tenant=acme", request)
         #expect(url == "https://h/v1/search?tenant=acme&page=2&q=a%20b")
     }
 
     @Test func aBaseWithoutAQueryIsUnchanged() async throws {
-        let request = Request<Void>.get("/search?page=2", query: [URLQueryItem(name: "q", value: "x")])
+        let request = APIRequest<Void>.get("/search?page=2", query: [URLQueryItem(name: "q", value: "x")])
         #expect(try await Self.sentURL(base: "https://h/v1/", request) == "https://h/v1/search?page=2&q=x")
     }
 }

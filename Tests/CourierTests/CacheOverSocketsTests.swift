@@ -51,22 +51,22 @@ private func makeClient(_ server: TestServer, date: TestDate) -> APIClient {
         let date = TestDate()
         let client = makeClient(server, date: date)
 
-        let first = try await client.send(Request<Data>.get("/doc"))
+        let first = try await client.send(APIRequest<Data>.get("/doc"))
         #expect(first.source == .network)
-        let second = try await client.send(Request<Data>.get("/doc"))
+        let second = try await client.send(APIRequest<Data>.get("/doc"))
         #expect(second.source == .cache)
         #expect(second.attempts == 0)
         #expect(server.hits("/doc") == 1)
 
         date.advance(by: 120)
-        let third = try await client.send(Request<Data>.get("/doc"))
+        let third = try await client.send(APIRequest<Data>.get("/doc"))
         #expect(server.hits("/doc") == 2)
         #expect(server.requests.last?.header("If-None-Match") == #""v1""#)
         #expect(third.source == .revalidated)
         #expect(third.statusCode == 200)
         #expect(third.value == Data(#"{"id":1}"#.utf8))
 
-        let fourth = try await client.send(Request<Data>.get("/doc"))  // the 304 restarted the lifetime
+        let fourth = try await client.send(APIRequest<Data>.get("/doc"))  // the 304 restarted the lifetime
         #expect(fourth.source == .cache)
         #expect(server.hits("/doc") == 2)
     }
@@ -84,13 +84,13 @@ private func makeClient(_ server: TestServer, date: TestDate) -> APIClient {
         }
         let date = TestDate()
         let client = makeClient(server, date: date)
-        _ = try await client.send(Request<Data>.get("/hot"))
+        _ = try await client.send(APIRequest<Data>.get("/hot"))
         date.advance(by: 61)
 
         let callers = 50
-        let responses = try await withThrowingTaskGroup(of: Response<Data>.self) { group in
+        let responses = try await withThrowingTaskGroup(of: APIResponse<Data>.self) { group in
             for _ in 0..<callers {
-                group.addTask { try await client.send(Request<Data>.get("/hot")) }
+                group.addTask { try await client.send(APIRequest<Data>.get("/hot")) }
             }
             await server.waitForHits("/hot", count: 2)
             while await client.coalescer.waiterCount < callers { await Task.yield() }
@@ -117,17 +117,17 @@ private func makeClient(_ server: TestServer, date: TestDate) -> APIClient {
         }
         let date = TestDate()
         let client = makeClient(server, date: date)
-        _ = try await client.send(Request<Data>.get("/feed"))
+        _ = try await client.send(APIRequest<Data>.get("/feed"))
         date.advance(by: 90)
 
-        let stale = try await client.send(Request<Data>.get("/feed"))
+        let stale = try await client.send(APIRequest<Data>.get("/feed"))
         #expect(stale.source == .staleWhileRevalidate)
         #expect(stale.value == Data("v1".utf8))
         await client.backgroundRefreshes.waitUntilIdle()
         #expect(server.hits("/feed") == 2)
         #expect(client.backgroundRefreshes.finishedCount == 1)
 
-        let refreshed = try await client.send(Request<Data>.get("/feed"))
+        let refreshed = try await client.send(APIRequest<Data>.get("/feed"))
         #expect(refreshed.source == .cache)
         #expect(refreshed.value == Data("v2".utf8))
     }

@@ -18,9 +18,9 @@ import Testing
         let client = APIClient(
             baseURL: Self.baseURL,
             configuration: .init(transport: transport, cache: nil, retryPolicy: .never, clock: clock))
-        let leader = Task { try await client.send(Request<Data>(path: "/slow", timeout: .seconds(60))) }
+        let leader = Task { try await client.send(APIRequest<Data>(path: "/slow", timeout: .seconds(60))) }
         await clock.waitForSleeper(of: .seconds(60))
-        let joiner = Task { try await client.send(Request<Data>(path: "/slow", timeout: .seconds(1))) }
+        let joiner = Task { try await client.send(APIRequest<Data>(path: "/slow", timeout: .seconds(1))) }
         while await client.coalescer.waiterCount < 2 { await Task.yield() }
         await clock.waitForSleeper(of: .seconds(1))
 
@@ -48,7 +48,7 @@ import Testing
             baseURL: Self.baseURL,
             configuration: .init(
                 transport: transport, cache: nil, retryPolicy: RetryPolicy(jitter: .none), clock: clock))
-        var request = Request<Data>(path: "/busy", timeout: .milliseconds(200))
+        var request = APIRequest<Data>(path: "/busy", timeout: .milliseconds(200))
         request.callTimeout = .seconds(2)
 
         // No clock advance: a sleep of 3 s would hang here until the time limit.
@@ -71,7 +71,7 @@ import Testing
             baseURL: Self.baseURL,
             configuration: .init(
                 transport: transport, cache: nil, retryPolicy: RetryPolicy(jitter: .none), clock: clock))
-        var request = Request<Data>(path: "/busy")
+        var request = APIRequest<Data>(path: "/busy")
         request.callTimeout = .seconds(5)
         let call = Task { try await client.send(request) }
         await clock.waitForSleeper(of: .seconds(1))
@@ -92,7 +92,7 @@ import Testing
             baseURL: Self.baseURL,
             configuration: .init(
                 transport: transport, cache: nil, retryPolicy: .never, authenticator: refresher, clock: clock))
-        let call = Task { try await client.send(Request<Data>(path: "/me", timeout: .milliseconds(200))) }
+        let call = Task { try await client.send(APIRequest<Data>(path: "/me", timeout: .milliseconds(200))) }
         await clock.waitForSleeper(of: .milliseconds(200))
 
         clock.advance(by: .milliseconds(200))

@@ -52,8 +52,8 @@ import Testing
 
     @Test func joinersOfOneTypeShareOneDecodedValue() async throws {
         let (client, transport, counter) = Self.heldClient(expected: 100)
-        let profiles = try await withThrowingTaskGroup(of: Response<Profile>.self) { group in
-            for _ in 0..<100 { group.addTask { try await client.send(Request<Profile>.get("/me")) } }
+        let profiles = try await withThrowingTaskGroup(of: APIResponse<Profile>.self) { group in
+            for _ in 0..<100 { group.addTask { try await client.send(APIRequest<Profile>.get("/me")) } }
             return try await group.reduce(into: []) { $0.append($1) }
         }
         #expect(transport.callCount == 1)
@@ -70,9 +70,9 @@ import Testing
             for index in 0..<10 {
                 group.addTask {
                     if index.isMultiple(of: 2) {
-                        _ = try await client.send(Request<Profile>.get("/me"))
+                        _ = try await client.send(APIRequest<Profile>.get("/me"))
                     } else {
-                        _ = try await client.send(Request<NameOnly>.get("/me"))
+                        _ = try await client.send(APIRequest<NameOnly>.get("/me"))
                     }
                 }
             }
@@ -92,8 +92,8 @@ import Testing
                 transport: MockTransport.responding(), cache: cache, retryPolicy: .never, currentDate: { date.now }))
     }
 
-    private static func adapted(_ method: HTTPMethod = .get, _ path: String = "/feed") -> Adapted {
-        let request = HTTPRequest(method: method, url: URL(string: "https://api.example.com" + path)!)
+    private static func adapted(_ method: RequestMethod = .get, _ path: String = "/feed") -> Adapted {
+        let request = TransportRequest(method: method, url: URL(string: "https://api.example.com" + path)!)
         return Adapted(unadapted: request, request: request)
     }
 
@@ -101,7 +101,7 @@ import Testing
         let date = TestDate()
         let cache = ResponseCache()
         let client = Self.planningClient(cache: cache, date: date)
-        let id = RequestID(rawValue: 1)
+        let id = CallID(rawValue: 1)
         let request = Self.adapted().request
 
         guard

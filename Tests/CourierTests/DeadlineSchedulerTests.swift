@@ -79,7 +79,7 @@ import Testing
             baseURL: URL(string: "https://api.example.com")!,
             configuration: .init(transport: MockTransport.responding(), cache: nil, retryPolicy: .never, clock: clock))
         for index in 0..<1_000 {
-            try await client.send(Request<Void>.get("/items/\(index)"))
+            try await client.send(APIRequest<Void>.get("/items/\(index)"))
         }
         #expect(client.deadlines.pendingCount == 0)
         #expect(clock.pendingSleeps.count <= 1)

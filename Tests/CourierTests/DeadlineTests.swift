@@ -10,7 +10,7 @@ private final class Unresponsive: HTTPTransport {
 
     var entered: Int { parked.withLock { $0.count } }
 
-    func send(_ request: HTTPRequest) async throws -> HTTPResponse {
+    func send(_ request: TransportRequest) async throws -> TransportResponse {
         await withCheckedContinuation { continuation in parked.withLock { $0.append(continuation) } }
         return .text(200, "too late")
     }
@@ -29,7 +29,7 @@ private final class Unresponsive: HTTPTransport {
         let client = APIClient(
             baseURL: URL(string: "https://api.example.com")!,
             configuration: .init(transport: transport, retryPolicy: .never, clock: clock))
-        let response = Task { try await client.send(Request<Void>(path: "/slow", timeout: .milliseconds(250))) }
+        let response = Task { try await client.send(APIRequest<Void>(path: "/slow", timeout: .milliseconds(250))) }
         await clock.waitForSleeper(of: .milliseconds(250))
         clock.advance(by: .milliseconds(249))
         #expect(clock.pendingSleeps == [.milliseconds(250)])
@@ -53,7 +53,7 @@ private final class Unresponsive: HTTPTransport {
         let client = APIClient(
             baseURL: URL(string: "https://api.example.com")!,
             configuration: .init(transport: transport, retryPolicy: RetryPolicy(jitter: .none), clock: clock))
-        let response = Task { try await client.send(Request<Data>(path: "/", timeout: .seconds(2))) }
+        let response = Task { try await client.send(APIRequest<Data>(path: "/", timeout: .seconds(2))) }
         await clock.waitForSleeper(of: .seconds(2))
         clock.advance(by: .seconds(2))
         await clock.waitForSleeper(of: .milliseconds(500))
@@ -69,7 +69,7 @@ private final class Unresponsive: HTTPTransport {
         let client = APIClient(
             baseURL: URL(string: "https://api.example.com")!,
             configuration: .init(transport: transport, retryPolicy: .never, clock: TestClock()))
-        let task = Task { try await client.send(Request<Void>.get("/stuck")) }
+        let task = Task { try await client.send(APIRequest<Void>.get("/stuck")) }
         while transport.entered == 0 { await Task.yield() }
         task.cancel()
         await #expect(throws: CancellationError.self) { try await task.value }

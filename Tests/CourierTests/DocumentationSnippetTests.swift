@@ -12,22 +12,22 @@ import Testing
 
 // Snippet: TestingYourCode.md, "Write a transport from a closure"
 struct StubTransport: HTTPTransport {
-    let respond: @Sendable (HTTPRequest) async throws -> HTTPResponse
+    let respond: @Sendable (TransportRequest) async throws -> TransportResponse
 
-    init(_ respond: @escaping @Sendable (HTTPRequest) async throws -> HTTPResponse) {
+    init(_ respond: @escaping @Sendable (TransportRequest) async throws -> TransportResponse) {
         self.respond = respond
     }
 
-    func send(_ request: HTTPRequest) async throws -> HTTPResponse {
+    func send(_ request: TransportRequest) async throws -> TransportResponse {
         try await respond(request)
     }
 }
 
 /// Remembers every request a test's transport was sent.
 actor RequestLog {
-    private(set) var requests: [HTTPRequest] = []
+    private(set) var requests: [TransportRequest] = []
 
-    func record(_ request: HTTPRequest) { requests.append(request) }
+    func record(_ request: TransportRequest) { requests.append(request) }
 }
 // End snippet
 
@@ -120,7 +120,7 @@ private let ada = Data(#"{"id": 42, "name": "Ada"}"#.utf8)
     static func overview() async throws {
         // Snippet: Courier.md, "Overview"
         let client = APIClient(baseURL: URL(string: "https://api.example.com/v1")!)
-        let user = try await client.send(Request<User>.get("/users/42")).value
+        let user = try await client.send(APIRequest<User>.get("/users/42")).value
         // End snippet
         print(user)
     }
@@ -131,7 +131,7 @@ private let ada = Data(#"{"id": 42, "name": "Ada"}"#.utf8)
         struct User: Decodable { let id: Int; let name: String }
 
         let client = APIClient(baseURL: URL(string: "https://api.example.com/v1")!)
-        let user = try await client.send(Request<User>.get("/users/42")).value
+        let user = try await client.send(APIRequest<User>.get("/users/42")).value
         print("Hello, \(user.name)")
         // End snippet
     }
@@ -139,22 +139,22 @@ private let ada = Data(#"{"id": 42, "name": "Ada"}"#.utf8)
     @Test func gettingStarted() async throws {
         // Snippet: GettingStarted.md, "Try it without a server"
         let transport = StubTransport { request in
-            HTTPResponse(statusCode: 200, body: Data(#"{"id": 42, "name": "Ada"}"#.utf8))
+            TransportResponse(statusCode: 200, body: Data(#"{"id": 42, "name": "Ada"}"#.utf8))
         }
         let client = APIClient(
             baseURL: URL(string: "https://api.example.com/v1")!, configuration: .init(transport: transport))
         // End snippet
-        #expect(try await client.send(Request<User>.get("/users/42")).value == User(id: 42, name: "Ada"))
+        #expect(try await client.send(APIRequest<User>.get("/users/42")).value == User(id: 42, name: "Ada"))
 
         // Snippet: GettingStarted.md, "Send, read and write"
         struct NewUser: Encodable, Sendable { let name: String }
 
-        let created = try await client.send(Request<User>.post("/users", body: NewUser(name: "Ada")))
+        let created = try await client.send(APIRequest<User>.post("/users", body: NewUser(name: "Ada")))
         print(created.statusCode, created.value.name)
-        try await client.send(Request<Void>.delete("/users/42"))
-        let avatar: Data = try await client.send(Request<Data>.get("/users/42/avatar")).value
+        try await client.send(APIRequest<Void>.delete("/users/42"))
+        let avatar: Data = try await client.send(APIRequest<Data>.get("/users/42/avatar")).value
 
-        var search = Request<User>.get("/users/search", query: [URLQueryItem(name: "name", value: "Ada")])
+        var search = APIRequest<User>.get("/users/search", query: [URLQueryItem(name: "name", value: "Ada")])
         search.headers["Accept-Language"] = "en"
         search.timeout = .seconds(5)
         let response = try await client.send(search)
@@ -170,12 +170,14 @@ private let ada = Data(#"{"id": 42, "name": "Ada"}"#.utf8)
         configuration.timeout = .seconds(10)
         configuration.decoder.keyDecodingStrategy = .convertFromSnakeCase
         // End snippet
-        configuration.transport = StubTransport { _ in HTTPResponse(statusCode: 404, body: Data("no such user".utf8)) }
+        configuration.transport = StubTransport { _ in
+            TransportResponse(statusCode: 404, body: Data("no such user".utf8))
+        }
         let client = APIClient(baseURL: baseURL, configuration: configuration)
 
         // Snippet: GettingStarted.md, "Handle errors"
         do {
-            let user = try await client.send(Request<User>.get("/users/0")).value
+            let user = try await client.send(APIRequest<User>.get("/users/0")).value
             print(user)
         } catch let error as APIError {
             switch error {
@@ -188,30 +190,30 @@ private let ada = Data(#"{"id": 42, "name": "Ada"}"#.utf8)
             }
         }
         // End snippet
-        await #expect(throws: APIError.self) { try await client.send(Request<User>.get("/users/0")) }
+        await #expect(throws: APIError.self) { try await client.send(APIRequest<User>.get("/users/0")) }
     }
 
     @Test func requestCoalescing() async throws {
         let log = RequestLog()
         let transport = StubTransport { request in
             await log.record(request)
-            return HTTPResponse(statusCode: 200, body: ada)
+            return TransportResponse(statusCode: 200, body: ada)
         }
         // Snippet: RequestCoalescing.md, "Share one call"
         var configuration = APIClient.Configuration(transport: transport)
         configuration.coalescingHeaders = ["X-Tenant"]  // requests for different tenants never share
         let client = APIClient(baseURL: URL(string: "https://api.example.com/v1")!, configuration: configuration)
 
-        async let first = client.send(Request<User>.get("/users/42"))
-        async let second = client.send(Request<User>.get("/users/42"))
+        async let first = client.send(APIRequest<User>.get("/users/42"))
+        async let second = client.send(APIRequest<User>.get("/users/42"))
         let (a, b) = try await (first, second)
         print(a.joined, b.joined)  // false, true: the second call found the first in flight
         // End snippet
 
         // Snippet: RequestCoalescing.md, "Opt out, or in"
-        var nextTicket = Request<Data>.post("/tickets/next")
+        var nextTicket = APIRequest<Data>.post("/tickets/next")
         nextTicket.coalescing = .never  // every call must reach the server
-        var search = Request<[User]>.post("/users/search", body: ["name": "Ada"])
+        var search = APIRequest<[User]>.post("/users/search", body: ["name": "Ada"])
         search.coalescing = .always  // a POST that only reads: share it like a GET
         // End snippet
 
@@ -251,10 +253,10 @@ private let ada = Data(#"{"id": 42, "name": "Ada"}"#.utf8)
         let transport = StubTransport { request in
             await log.record(request)
             if request.url.path.hasSuffix("/oauth/token") {
-                return HTTPResponse(statusCode: 200, body: Data(#"{"access": "fresh", "refresh": "r2"}"#.utf8))
+                return TransportResponse(statusCode: 200, body: Data(#"{"access": "fresh", "refresh": "r2"}"#.utf8))
             }
             let isFresh = request.headers["Authorization"] == "Bearer fresh"
-            return isFresh ? HTTPResponse(statusCode: 200, body: ada) : HTTPResponse(statusCode: 401)
+            return isFresh ? TransportResponse(statusCode: 200, body: ada) : TransportResponse(statusCode: 401)
         }
         let saved = Credential(accessToken: "expired", refreshToken: "r1", identity: "user-42")
 
@@ -269,7 +271,7 @@ private let ada = Data(#"{"id": 42, "name": "Ada"}"#.utf8)
             // Called one at a time, however many requests were rejected together.
             guard let refreshToken = expired?.refreshToken else { throw SignInRequired() }
             let grant = RefreshGrant(refreshToken: refreshToken)
-            let tokens = try await authServer.send(Request<Tokens>.post("/oauth/token", body: grant)).value
+            let tokens = try await authServer.send(APIRequest<Tokens>.post("/oauth/token", body: grant)).value
             return Credential(
                 accessToken: tokens.access, refreshToken: tokens.refresh,
                 expiresAt: Date().addingTimeInterval(3600), identity: "user-42")
@@ -283,7 +285,7 @@ private let ada = Data(#"{"id": 42, "name": "Ada"}"#.utf8)
         // Twenty different requests, all rejected with the expired token: one refresh, twenty resends.
         let users = try await withThrowingTaskGroup(of: User.self) { group in
             for id in 1...20 {
-                group.addTask { try await client.send(Request<User>.get("/users/\(id)")).value }
+                group.addTask { try await client.send(APIRequest<User>.get("/users/\(id)")).value }
             }
             return try await group.reduce(into: []) { $0.append($1) }
         }
@@ -292,7 +294,7 @@ private let ada = Data(#"{"id": 42, "name": "Ada"}"#.utf8)
         #expect(await refresher.credential?.accessToken == "fresh")
 
         // Snippet: AuthenticationAndTokenRefresh.md, "Public endpoints, sign-in and sign-out"
-        var status = Request<Data>.get("/status")
+        var status = APIRequest<Data>.get("/status")
         status.requiresAuthentication = false  // sent without a credential; never waits for a refresh
 
         let afterLogin = Credential(accessToken: "a7", refreshToken: "r7", identity: "user-7")
@@ -306,8 +308,8 @@ private let ada = Data(#"{"id": 42, "name": "Ada"}"#.utf8)
 
     @Test func responseCaching() async throws {
         let transport = StubTransport { request in
-            if request.headers["If-None-Match"] == #""v1""# { return HTTPResponse(statusCode: 304) }
-            return HTTPResponse(
+            if request.headers["If-None-Match"] == #""v1""# { return TransportResponse(statusCode: 304) }
+            return TransportResponse(
                 statusCode: 200, headers: ["Cache-Control": "max-age=60", "ETag": #""v1""#],
                 body: Data(#"{"items": ["a", "b"]}"#.utf8))
         }
@@ -316,10 +318,10 @@ private let ada = Data(#"{"id": 42, "name": "Ada"}"#.utf8)
         let configuration = APIClient.Configuration(transport: transport, cache: cache)
         let client = APIClient(baseURL: URL(string: "https://api.example.com/v1")!, configuration: configuration)
 
-        let first = try await client.send(Request<Feed>.get("/feed"))  // .network: stored, fresh for 60 s
-        let second = try await client.send(Request<Feed>.get("/feed"))  // .cache: nothing was sent
+        let first = try await client.send(APIRequest<Feed>.get("/feed"))  // .network: stored, fresh for 60 s
+        let second = try await client.send(APIRequest<Feed>.get("/feed"))  // .cache: nothing was sent
 
-        var check = Request<Feed>.get("/feed")
+        var check = APIRequest<Feed>.get("/feed")
         check.cachePolicy = .reloadRevalidatingCache  // ask the server, even though the copy is fresh
         let third = try await client.send(check)  // .revalidated: a 304, and the stored body
         print(first.source, second.source, third.source, await cache.statistics)
@@ -329,7 +331,7 @@ private let ada = Data(#"{"id": 42, "name": "Ada"}"#.utf8)
         #expect(second.attempts == 0 && third.value.items == ["a", "b"])
 
         // Snippet: ResponseCaching.md, "Choose per request"
-        var offline = Request<Feed>.get("/feed")
+        var offline = APIRequest<Feed>.get("/feed")
         offline.cachePolicy = .onlyIfCached  // never the network; APIError.notCached when nothing is stored
 
         var uncached = APIClient.Configuration(transport: transport)
@@ -346,7 +348,8 @@ private let ada = Data(#"{"id": 42, "name": "Ada"}"#.utf8)
         let transport = StubTransport { request in
             await log.record(request)
             let attempt = await log.requests.count
-            return attempt < 3 ? HTTPResponse(statusCode: 503) : HTTPResponse(statusCode: 201, body: Data("{}".utf8))
+            return attempt < 3
+                ? TransportResponse(statusCode: 503) : TransportResponse(statusCode: 201, body: Data("{}".utf8))
         }
         // Snippet: Retries.md, "Tune the policy"
         struct Order: Encodable, Sendable { let sku: String }
@@ -356,7 +359,7 @@ private let ada = Data(#"{"id": 42, "name": "Ada"}"#.utf8)
             maxAttempts: 5, baseDelay: .milliseconds(1), maximumDelay: .milliseconds(20))
         let client = APIClient(baseURL: URL(string: "https://api.example.com/v1")!, configuration: configuration)
 
-        var charge = Request<Data>.post("/charges", body: Order(sku: "book-1"))
+        var charge = APIRequest<Data>.post("/charges", body: Order(sku: "book-1"))
         charge.headers["Idempotency-Key"] = UUID().uuidString  // a POST is retried only with one
         let receipt = try await client.send(charge)
         print(receipt.attempts)  // 3 when the server answered 503, 503, then 201
@@ -376,19 +379,19 @@ private let ada = Data(#"{"id": 42, "name": "Ada"}"#.utf8)
         }
         // End snippet
         let context = RetryContext(
-            request: HTTPRequest(url: baseURL), attempt: 1, outcome: .response(HTTPResponse(statusCode: 409)),
+            request: TransportRequest(url: baseURL), attempt: 1, outcome: .response(TransportResponse(statusCode: 409)),
             now: Date())
         #expect(conflicts.decision(for: context) == .retry(after: .milliseconds(100)))
         #expect(RetryPolicy.never.maxAttempts == 1)
     }
 
     @Test func eventsAndMetrics() async throws {
-        let transport = StubTransport { _ in HTTPResponse(statusCode: 200, body: Data("{}".utf8)) }
+        let transport = StubTransport { _ in TransportResponse(statusCode: 200, body: Data("{}".utf8)) }
         let client = APIClient(
             baseURL: URL(string: "https://api.example.com")!, configuration: .init(transport: transport))
         // Snippet: EventsAndMetrics.md, "Watch what a call did"
         let events = client.events
-        let response = try await client.send(Request<Data>.get("/users/42"))
+        let response = try await client.send(APIRequest<Data>.get("/users/42"))
 
         var steps: [String] = []
         for await event in events {
@@ -410,7 +413,7 @@ private let ada = Data(#"{"id": 42, "name": "Ada"}"#.utf8)
 
         // Snippet: EventsAndMetrics.md, "Print every event while debugging"
         let printer = client.printEvents()
-        try await client.send(Request<Data>.get("/users/42"))  // printed, one line per step
+        try await client.send(APIRequest<Data>.get("/users/42"))  // printed, one line per step
         printer.cancel()
         // End snippet
     }
@@ -420,11 +423,11 @@ private let ada = Data(#"{"id": 42, "name": "Ada"}"#.utf8)
         let log = RequestLog()
         let transport = StubTransport { request in
             await log.record(request)
-            return HTTPResponse(statusCode: 200, body: Data(#"{"id": 42, "name": "Ada"}"#.utf8))
+            return TransportResponse(statusCode: 200, body: Data(#"{"id": 42, "name": "Ada"}"#.utf8))
         }
         let client = APIClient(baseURL: URL(string: "https://api.test")!, configuration: .init(transport: transport))
 
-        let user = try await client.send(Request<User>.get("/users/42")).value
+        let user = try await client.send(APIRequest<User>.get("/users/42")).value
 
         #expect(user.name == "Ada")
         #expect(await log.requests.map(\.url.path) == ["/users/42"])
@@ -438,12 +441,12 @@ private let ada = Data(#"{"id": 42, "name": "Ada"}"#.utf8)
         let transport = StubTransport { request in
             await log.record(request)
             let isFirst = await log.requests.count == 1
-            return HTTPResponse(statusCode: isFirst ? 503 : 204, headers: isFirst ? ["Retry-After": "2"] : [:])
+            return TransportResponse(statusCode: isFirst ? 503 : 204, headers: isFirst ? ["Retry-After": "2"] : [:])
         }
         let configuration = APIClient.Configuration(transport: transport, clock: clock)
         let client = APIClient(baseURL: URL(string: "https://api.test")!, configuration: configuration)
 
-        let call = Task { try await client.send(Request<Void>.get("/health")) }
+        let call = Task { try await client.send(APIRequest<Void>.get("/health")) }
         while !clock.pendingSleeps.contains(.seconds(2)) { await Task.yield() }  // waiting for Retry-After
         clock.advance(by: .seconds(2))
         let response = try await call.value

@@ -8,7 +8,7 @@ private typealias Kit = EventTestKit
 /// The fan-out itself: every subscriber gets every event in one order, a slow subscriber costs its buffer and
 /// nothing more, subscribers that leave are removed, and nobody listening means nothing is built.
 @Suite(.timeLimit(.minutes(2))) struct EventLogTests {
-    private static func id(_ number: Int) -> RequestID { RequestID(rawValue: UInt64(number)) }
+    private static func id(_ number: Int) -> CallID { CallID(rawValue: UInt64(number)) }
 
     @Test func withNoSubscriberNoEventIsBuilt() {
         let log = EventLog(clock: TestClock())
@@ -35,7 +35,7 @@ private typealias Kit = EventTestKit
         var delivered: [ClientEvent] = []
         for await event in events { delivered.append(event) }
         #expect(delivered.count == 1_024)
-        #expect(delivered.map(\.requestID) == (3_977...5_000).map(Self.id))
+        #expect(delivered.map(\.callID) == (3_977...5_000).map(Self.id))
     }
 
     @Test func aSubscriberChoosesItsOwnBuffer() async {
@@ -44,7 +44,7 @@ private typealias Kit = EventTestKit
         let large = log.subscribe()
         for number in 1...100 { log.emit(Self.id(number), .cacheMiss) }
         #expect(log.droppedCount == 90)
-        #expect(await Kit.collect(small, from: log).map(\.requestID) == (92...100).map(Self.id))
+        #expect(await Kit.collect(small, from: log).map(\.callID) == (92...100).map(Self.id))
         #expect(await Kit.collect(large, from: log).count == 100)
     }
 
@@ -67,10 +67,10 @@ private typealias Kit = EventTestKit
         let two = await Kit.collect(second, from: log)
         #expect(one.count == 1_000)
         #expect(one == two)
-        #expect(Set(one.map(\.requestID)).count == 1_000)
+        #expect(Set(one.map(\.callID)).count == 1_000)
         #expect(zip(one, one.dropFirst()).allSatisfy { $0.at <= $1.at })
         for emitter in 0..<4 {
-            let own = one.map(\.requestID.rawValue).filter { $0 / 1_000 == UInt64(emitter) }
+            let own = one.map(\.callID.rawValue).filter { $0 / 1_000 == UInt64(emitter) }
             #expect(own == own.sorted())
         }
     }
@@ -107,7 +107,7 @@ private typealias Kit = EventTestKit
         let client = Kit.makeClient(MockTransport.responding(body: "ok"))
         let events = client.events
         // 400 calls are enough to overflow the buffer; sequential calls are slow under ThreadSanitizer.
-        for _ in 0..<400 { _ = try await client.send(Request<Data>.get("/items")) }
+        for _ in 0..<400 { _ = try await client.send(APIRequest<Data>.get("/items")) }
         let metrics = client.metrics
         #expect(metrics.requests == 400)
         #expect(metrics.failures == 0)
@@ -127,7 +127,7 @@ private typealias Kit = EventTestKit
         let client = Kit.makeClient(transport)
         let lines = Locked<[String]>([])
         let printer = client.printEvents { line in lines.withLock { $0.append(line) } }
-        let request = Request<Data>.get("/users", query: [URLQueryItem(name: "token", value: "abc")])
+        let request = APIRequest<Data>.get("/users", query: [URLQueryItem(name: "token", value: "abc")])
         let leader = Task { try await client.send(request) }
         try await CoalescerTestKit.waitForWaiters(1, on: client.coalescer)
         let joiner = Task { try await client.send(request) }
@@ -154,9 +154,9 @@ private typealias Kit = EventTestKit
         var log: EventLog? = EventLog(clock: TestClock())
         let shared = log!.subscribe()
         let readers = (0..<2).map { _ in
-            Task { () -> [RequestID] in
-                var received: [RequestID] = []
-                for await event in shared { received.append(event.requestID) }
+            Task { () -> [CallID] in
+                var received: [CallID] = []
+                for await event in shared { received.append(event.callID) }
                 return received
             }
         }
@@ -182,7 +182,7 @@ private typealias Kit = EventTestKit
             }
         }
         while client!.eventLog.waitingReaderCount < 2, !Task.isCancelled { await Task.yield() }
-        for number in 1...20 { try await client!.send(Request<Data>.get("/items/\(number)")) }
+        for number in 1...20 { try await client!.send(APIRequest<Data>.get("/items/\(number)")) }
         client = nil
 
         let received = await readers[0].value + readers[1].value
@@ -202,7 +202,7 @@ private typealias Kit = EventTestKit
 
     @Test func anEventDescribesItselfOnOneLine() {
         let event = ClientEvent(
-            requestID: Self.id(12), at: .microseconds(3_200), kind: .joinedFlight(leader: Self.id(11)))
+            callID: Self.id(12), at: .microseconds(3_200), kind: .joinedFlight(leader: Self.id(11)))
         #expect(event.description == "#12 +3.2ms → joined #11")
     }
 }

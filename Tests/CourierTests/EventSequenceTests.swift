@@ -12,7 +12,7 @@ private typealias Kit = EventTestKit
         let cache = ResponseCache()
         let client = Kit.makeClient(transport, cache: cache)
         let events = client.events
-        _ = try await client.send(Request<Data>.get("/users", headers: ["Accept": "text/plain"]))
+        _ = try await client.send(APIRequest<Data>.get("/users", headers: ["Accept": "text/plain"]))
         let bytes = await cache.totalBytes
         #expect(
             await Kit.collect(events, from: client.eventLog).map(\.kind) == [
@@ -31,9 +31,9 @@ private typealias Kit = EventTestKit
     @Test func aFreshHitReportsOnlyTheCache() async throws {
         let transport = MockTransport.responding(headers: ["Cache-Control": "max-age=60"], body: "hello")
         let client = Kit.makeClient(transport, cache: ResponseCache())
-        _ = try await client.send(Request<Data>.get("/users"))
+        _ = try await client.send(APIRequest<Data>.get("/users"))
         let events = client.events
-        let response = try await client.send(Request<Data>.get("/users"))
+        let response = try await client.send(APIRequest<Data>.get("/users"))
         #expect(response.source == .cache)
         #expect(
             await Kit.collect(events, from: client.eventLog).map(\.kind) == [
@@ -53,9 +53,9 @@ private typealias Kit = EventTestKit
         }
         let client = Kit.makeClient(transport)
         let events = client.events
-        let leader = Task { try await client.send(Request<Data>.get("/feed")) }
+        let leader = Task { try await client.send(APIRequest<Data>.get("/feed")) }
         try await CoalescerTestKit.waitForWaiters(1, on: client.coalescer)
-        let joiner = Task { try await client.send(Request<Data>.get("/feed")) }
+        let joiner = Task { try await client.send(APIRequest<Data>.get("/feed")) }
         try await CoalescerTestKit.waitForWaiters(2, on: client.coalescer)
         await gate.open()
         _ = try await (leader.value, joiner.value)
@@ -70,10 +70,10 @@ private typealias Kit = EventTestKit
         #expect(
             Kit.kinds(all, of: 2) == [
                 Kit.started("/feed"),
-                .joinedFlight(leader: RequestID(rawValue: 1)),
+                .joinedFlight(leader: CallID(rawValue: 1)),
                 .requestFinished(source: .network, status: 200, duration: .zero),
             ])
-        let joinedAt = try #require(all.firstIndex { $0.kind == .joinedFlight(leader: RequestID(rawValue: 1)) })
+        let joinedAt = try #require(all.firstIndex { $0.kind == .joinedFlight(leader: CallID(rawValue: 1)) })
         let receivedAt = try #require(all.firstIndex { if case .responseReceived = $0.kind { true } else { false } })
         #expect(receivedAt < joinedAt)
         #expect(client.metrics.joined == 1)
@@ -89,9 +89,9 @@ private typealias Kit = EventTestKit
             return .text(304)
         }
         let client = Kit.makeClient(transport, cache: ResponseCache())
-        _ = try await client.send(Request<Data>.get("/doc"))
+        _ = try await client.send(APIRequest<Data>.get("/doc"))
         let events = client.events
-        let response = try await client.send(Request<Data>.get("/doc"))
+        let response = try await client.send(APIRequest<Data>.get("/doc"))
         #expect(response.source == .revalidated)
         #expect(
             await Kit.collect(events, from: client.eventLog).map(\.kind) == [
@@ -114,7 +114,7 @@ private typealias Kit = EventTestKit
         ])
         let client = Kit.makeClient(transport, retryPolicy: RetryPolicy(jitter: .none), clock: clock)
         let events = client.events
-        let call = Task { try await client.send(Request<Data>.get("/flaky")) }
+        let call = Task { try await client.send(APIRequest<Data>.get("/flaky")) }
         for delay in [Duration.milliseconds(500), .seconds(1)] {
             await clock.waitForSleeper(of: delay)
             clock.advance(by: delay)
@@ -151,8 +151,8 @@ private typealias Kit = EventTestKit
         let transport = AuthTestKit.tokenCheckingTransport()
         let client = Kit.makeClient(transport, authenticator: refresher)
         let events = client.events
-        _ = try await client.send(Request<Data>.get("/me"))
-        let redacted: HTTPHeaders = ["Authorization": "<redacted>"]
+        _ = try await client.send(APIRequest<Data>.get("/me"))
+        let redacted: HeaderFields = ["Authorization": "<redacted>"]
         let (rejected, accepted) = (
             #"{"error":"invalid_token"}"#.utf8.count, #"{"token":"secret-access-1"}"#.utf8.count
         )
@@ -176,7 +176,7 @@ private typealias Kit = EventTestKit
         let refresher = AuthTestKit.refresher(AuthTestKit.credential(expiresIn: 0), issuer: issuer)
         let client = Kit.makeClient(AuthTestKit.tokenCheckingTransport(), authenticator: refresher)
         let events = client.events
-        _ = try await client.send(Request<Data>.get("/me"))
+        _ = try await client.send(APIRequest<Data>.get("/me"))
         let accepted = #"{"token":"secret-access-1"}"#.utf8.count
         #expect(
             await Kit.collect(events, from: client.eventLog).map(\.kind) == [
@@ -194,7 +194,7 @@ private typealias Kit = EventTestKit
         let refresher = AuthTestKit.refresher(nil, issuer: issuer)
         let client = Kit.makeClient(AuthTestKit.tokenCheckingTransport(), authenticator: refresher)
         let events = client.events
-        let error = await #expect(throws: APIError.self) { try await client.send(Request<Data>.get("/me")) }
+        let error = await #expect(throws: APIError.self) { try await client.send(APIRequest<Data>.get("/me")) }
         let reason = "Authentication failed: the credential could not be refreshed (the token endpoint is down)."
         #expect(
             await Kit.collect(events, from: client.eventLog).map(\.kind) == [
@@ -212,10 +212,10 @@ private typealias Kit = EventTestKit
         }
         let cache = ResponseCache(maxEntries: 1)
         let client = Kit.makeClient(transport, cache: cache)
-        _ = try await client.send(Request<Data>.get("/a"))
+        _ = try await client.send(APIRequest<Data>.get("/a"))
         let events = client.events
-        _ = try await client.send(Request<Data>.get("/b"))
-        _ = try await client.send(Request<Void>.delete("/b"))
+        _ = try await client.send(APIRequest<Data>.get("/b"))
+        _ = try await client.send(APIRequest<Void>.delete("/b"))
         let kinds = await Kit.collect(events, from: client.eventLog).map(\.kind)
         let stored = kinds.compactMap { kind -> Int? in
             if case .stored(let bytes) = kind { bytes } else { nil }
@@ -241,7 +241,7 @@ private typealias Kit = EventTestKit
         }
         let client = Kit.makeClient(transport)
         let events = client.events
-        let call = Task { try await client.send(Request<Data>.get("/slow")) }
+        let call = Task { try await client.send(APIRequest<Data>.get("/slow")) }
         try #require(await CoalescerTestKit.eventually { transport.callCount == 1 })
         call.cancel()
         await #expect(throws: CancellationError.self) { try await call.value }

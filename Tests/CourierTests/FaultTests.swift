@@ -37,7 +37,7 @@ import Testing
             let calls = (0..<callers).map { _ in
                 Task { [client] in
                     do {
-                        _ = try await client.send(Request<Data>.get(path))
+                        _ = try await client.send(APIRequest<Data>.get(path))
                         return "success"
                     } catch {
                         return ReliabilityKit.name(of: error)
@@ -149,7 +149,7 @@ import Testing
             return first ? .raw(short, close: true) : .text("whole")
         }
 
-        let response = Task { try await rig.client.send(Request<Data>.get("/short-once")) }
+        let response = Task { try await rig.client.send(APIRequest<Data>.get("/short-once")) }
         try await Self.advance(rig.clock, through: [.milliseconds(500)])
 
         let result = try await response.value
@@ -196,7 +196,7 @@ import Testing
             .init(status: 200, headers: [("Cache-Control", "max-age=600"), ("ETag", "\"big\"")], body: body)
         }
 
-        let response = try await rig.client.send(Request<Data>.get("/big"))
+        let response = try await rig.client.send(APIRequest<Data>.get("/big"))
 
         #expect(response.value.count == 10 << 20)
         #expect(response.value == body)
@@ -213,7 +213,7 @@ import Testing
         let headers = (0..<5_000).map { ("X-Fault-\($0)", "value-\($0)") }
         rig.server.route("GET", "/headers") { _ in .init(status: 200, headers: headers, body: Data("{}".utf8)) }
 
-        let response = try await rig.client.send(Request<Data>.get("/headers"))
+        let response = try await rig.client.send(APIRequest<Data>.get("/headers"))
 
         #expect(response.headers.values(for: "X-Fault-0") == ["value-0"])
         #expect(response.headers.values(for: "x-fault-4999") == ["value-4999"])
@@ -314,7 +314,7 @@ import Testing
         rig.server.route("POST", "/orders") { _ in .text("down", status: 503) }
         rig.server.route("GET", "/later") { _ in .text("down", status: 503, headers: [("Retry-After", "3600")]) }
 
-        let post = await Self.error(of: rig.client, Request<Void>.post("/orders", body: ["item": "book"]))
+        let post = await Self.error(of: rig.client, APIRequest<Void>.post("/orders", body: ["item": "book"]))
         let later = await rig.outcomes("/later")
 
         #expect(post.map(ReliabilityKit.name(of:)) == "unacceptableStatus(503)")
@@ -370,7 +370,7 @@ import Testing
             leaked: !drained)
     }
 
-    private static func error(of client: APIClient, _ request: Request<Void>) async -> (any Error)? {
+    private static func error(of client: APIClient, _ request: APIRequest<Void>) async -> (any Error)? {
         do {
             _ = try await client.send(request)
             return nil

@@ -114,7 +114,7 @@ import Testing
         var digest = ReliabilityKit.Digest()
         var perClass: [String: Int] = [:]
         let now = Date(timeIntervalSince1970: 1_704_067_200)
-        let request = HTTPRequest(method: .get, url: URL(string: "https://api.example.com/a")!, headers: [:])
+        let request = TransportRequest(method: .get, url: URL(string: "https://api.example.com/a")!, headers: [:])
         for name in headerClasses {
             for _ in 0..<valuesPerClass {
                 let value = value(name, &random)
@@ -140,7 +140,7 @@ import Testing
                     break
                 }
                 // Every class also goes through the cache's parse of a whole response.
-                let response = HTTPResponse.text(200, "{}", headers: [name: value, "Cache-Control": "max-age=1"])
+                let response = TransportResponse.text(200, "{}", headers: [name: value, "Cache-Control": "max-age=1"])
                 let entry = CachedResponse(response: response, request: request, requestTime: now, responseTime: now)
                 outcome.append(
                     "\(entry.freshnessLifetime) \(entry.age(at: now)) \(entry.etag ?? "-") \(entry.varyNames) "
@@ -186,14 +186,14 @@ import Testing
         var random = ReliabilityKit.SplitMix64(seed: seed)
         var run = ClientRun()
         for index in 0..<clientCases {
-            var headers: HTTPHeaders = [:]
+            var headers: HeaderFields = [:]
             for name in headerClasses where random.chance(60) { headers.add(name: name, value: value(name, &random)) }
             let statuses = [random.pick([200, 200, 200, 203, 301, 401, 404, 503]), random.pick([200, 304, 503, 401])]
             let plan = Locked(statuses)
             let responseHeaders = headers
             let transport = MockTransport { _, _ in
                 let status = plan.withLock { $0.count > 1 ? $0.removeFirst() : $0[0] }
-                return HTTPResponse(statusCode: status, headers: responseHeaders, body: Data(#"{"i":1}"#.utf8))
+                return TransportResponse(statusCode: status, headers: responseHeaders, body: Data(#"{"i":1}"#.utf8))
             }
             let clock = SkippingClock()
             let refresher = TokenRefresher(credential: Credential(accessToken: "secret-fuzz-0", identity: "fuzz")) {
@@ -208,7 +208,7 @@ import Testing
             var results: [String] = []
             for _ in 0..<2 {
                 do {
-                    let response = try await client.send(Request<Data>.get("/r/\(index)"))
+                    let response = try await client.send(APIRequest<Data>.get("/r/\(index)"))
                     results.append("\(response.statusCode) \(response.source)")
                 } catch {
                     results.append(ReliabilityKit.name(of: error))
@@ -256,7 +256,7 @@ import Testing
             let path = path(&random)
             let query = random.chance(30) ? [URLQueryItem(name: path, value: path)] : []
             do {
-                let response = try await client.send(Request<Data>.get(path, query: query))
+                let response = try await client.send(APIRequest<Data>.get(path, query: query))
                 let host = response.url.host ?? "?"
                 let absolute = path.lowercased().hasPrefix("http://") || path.lowercased().hasPrefix("https://")
                 if host != "api.example.com" && !absolute { run.leaked = true }

@@ -68,8 +68,8 @@ struct InteropTests {
         let client = try Interop.client(cache: cache)
         let path = "/etag/resource.json"
 
-        let first = try await client.send(Request<Data>.get(path))
-        let second = try await client.send(Request<Data>.get(path))
+        let first = try await client.send(APIRequest<Data>.get(path))
+        let second = try await client.send(APIRequest<Data>.get(path))
 
         let etag = try #require(first.headers["ETag"])
         #expect(first.source == .network && first.statusCode == 200)
@@ -100,7 +100,7 @@ struct InteropTests {
         let callers = 20
 
         let calls = (0..<callers).map { _ in
-            Task { try await client.send(Request<AuthTestKit.Echo>(path: path, coalescing: .never)) }
+            Task { try await client.send(APIRequest<AuthTestKit.Echo>(path: path, coalescing: .never)) }
         }
         var tokens: [String] = []
         for call in calls { tokens.append(try await call.value.value.token) }
@@ -124,8 +124,8 @@ struct InteropTests {
         let path = "/slow/big.bin"
         let callers = 50
 
-        let calls = (0..<callers).map { _ in Task { try await client.send(Request<Data>.get(path)) } }
-        var responses: [Response<Data>] = []
+        let calls = (0..<callers).map { _ in Task { try await client.send(APIRequest<Data>.get(path)) } }
+        var responses: [APIResponse<Data>] = []
         for call in calls { responses.append(try await call.value) }
 
         #expect(responses.allSatisfy { $0.value.count == 262_144 && $0.statusCode == 200 })
@@ -144,7 +144,7 @@ struct InteropTests {
         let path = "/later/status.json"
         let marker = try #require(Interop.root).appendingPathComponent("ready")
 
-        let call = Task { try await client.send(Request<Data>.get(path)) }
+        let call = Task { try await client.send(APIRequest<Data>.get(path)) }
         let sleeping = await ReliabilityKit.poll { clock.pendingSleeps.contains(.seconds(1)) }
         try #require(sleeping, "the client never slept for Retry-After: 1")
         #expect(await Interop.entries(for: path, atLeast: 1).map(\.status) == [503])

@@ -62,7 +62,7 @@ import Testing
     }
 
     /// The call `user` makes to `path`.
-    static func request(_ attachment: Attachment, user: String, baseURL: URL, path: String) -> Request<Data> {
+    static func request(_ attachment: Attachment, user: String, baseURL: URL, path: String) -> APIRequest<Data> {
         let secret = attachment.secret(user)
         switch attachment {
         case .requestHeader:
@@ -94,7 +94,7 @@ import Testing
         MockTransport { request, _ in
             await gate()
             let lines = [request.url.absoluteString] + request.headers.fields.map { "\($0.name): \($0.value)" }
-            return HTTPResponse(
+            return TransportResponse(
                 statusCode: 200, headers: ["Cache-Control": "max-age=60", "Vary": "X-Tenant"],
                 body: Data(lines.joined(separator: "\n").utf8))
         }
@@ -233,8 +233,8 @@ import Testing
         api.route("GET", "/me") { _ in .text("me") }
         let client = Self.makeClient(base: api.baseURL)
 
-        _ = try await client.send(Request<Data>.get(cdn.baseURL.absoluteString + "/a.png"))
-        _ = try await client.send(Request<Data>.get(api.baseURL.absoluteString + "/me"))
+        _ = try await client.send(APIRequest<Data>.get(cdn.baseURL.absoluteString + "/a.png"))
+        _ = try await client.send(APIRequest<Data>.get(api.baseURL.absoluteString + "/me"))
 
         let (cdnAuthorization, cdnKey) = try Self.credentials(cdn)
         #expect(cdnAuthorization == nil)
@@ -256,8 +256,8 @@ import Testing
         partner.route("GET", "/p") { _ in .text("p") }
         let client = Self.makeClient(base: api.baseURL) { $0.trustedOrigins = [uploads.baseURL] }
 
-        _ = try await client.send(Request<Data>.get(uploads.baseURL.absoluteString + "/u"))
-        var optedIn = Request<Data>.get(partner.baseURL.absoluteString + "/p")
+        _ = try await client.send(APIRequest<Data>.get(uploads.baseURL.absoluteString + "/u"))
+        var optedIn = APIRequest<Data>.get(partner.baseURL.absoluteString + "/p")
         optedIn.sendsCredentialsToAnyOrigin = true
         _ = try await client.send(optedIn)
 
@@ -278,8 +278,8 @@ import Testing
         return APIClient(baseURL: IsolationTests.baseURL, configuration: configuration)
     }
 
-    private static func send(_ client: APIClient, tenant: String) async throws -> Response<Data> {
-        try await $tenant.withValue(tenant) { try await client.send(Request<Data>.get("/report")) }
+    private static func send(_ client: APIClient, tenant: String) async throws -> APIResponse<Data> {
+        try await $tenant.withValue(tenant) { try await client.send(APIRequest<Data>.get("/report")) }
     }
 
     @Test func varyIsMatchedAgainstWhatAnUndeclaredAdapterAddedAndNothingIsStored() async throws {

@@ -47,8 +47,8 @@ import Testing
             switch key % 10 {
             case 0: throw APIError.transport(.connectionLost, underlying: URLError(.networkConnectionLost))
             case 1: return .text(500, "down")
-            case 2: return HTTPResponse(statusCode: 200, headers: ["Cache-Control": "max-age=600"], body: body)
-            default: return HTTPResponse(statusCode: 200, body: body)
+            case 2: return TransportResponse(statusCode: 200, headers: ["Cache-Control": "max-age=600"], body: body)
+            default: return TransportResponse(statusCode: 200, body: body)
             }
         }
         let refresher = TokenRefresher(credential: Credential(accessToken: "secret-load-0", identity: "load")) {
@@ -64,7 +64,7 @@ import Testing
         let tasks = (0..<calls).map { index in
             let task = Task { () -> String in
                 do {
-                    let response = try await client.send(Request<Data>.get("/items/\(index % keys)"))
+                    let response = try await client.send(APIRequest<Data>.get("/items/\(index % keys)"))
                     return response.value.count == body.count ? "success (\(response.source))" : "wrong body"
                 } catch {
                     return ReliabilityKit.name(of: error)

@@ -10,7 +10,7 @@ import Testing
 /// A method must be an RFC 9110 token: anything else fails with `invalidRequest` before a byte is sent, so a
 /// caller's data can never rewrite the request line or smuggle a second request.
 @Suite(.timeLimit(.minutes(1))) struct MethodValidationTests {
-    private static let smuggling = HTTPMethod("GET /first HTTP/1.1\r\nHost: h\r\n\r\nGET /x")
+    private static let smuggling = RequestMethod("GET /first HTTP/1.1\r\nHost: h\r\n\r\nGET /x")
 
     private static func client(_ server: TestServer, adapters: [any RequestAdapter] = []) -> APIClient {
         APIClient(
@@ -20,7 +20,7 @@ import Testing
                 timeout: .seconds(10)))
     }
 
-    private static func expectInvalidMethod(_ error: APIError, _ method: HTTPMethod) {
+    private static func expectInvalidMethod(_ error: APIError, _ method: RequestMethod) {
         guard case .invalidRequest(.invalidMethod(let rejected)) = error else {
             Issue.record("expected invalidMethod, got \(error)")
             return
@@ -37,13 +37,13 @@ import Testing
         let client = Self.client(server)
 
         let error = try await #require(throws: APIError.self) {
-            try await client.send(Request<Data>(method: Self.smuggling, path: "/users"))
+            try await client.send(APIRequest<Data>(method: Self.smuggling, path: "/users"))
         }
 
         Self.expectInvalidMethod(error, Self.smuggling)
         #expect(server.totalHits == 0)
         // The server was reachable all along: a valid call afterwards is its first request.
-        _ = try await client.send(Request<Data>.get("/users"))
+        _ = try await client.send(APIRequest<Data>.get("/users"))
         #expect(server.requests.map(\.method) == ["GET"])
         #expect(server.requests.map(\.path) == ["/users"])
         ReliabilityKit.record(
@@ -59,7 +59,7 @@ import Testing
         let client = Self.client(server, adapters: [rewrite])
 
         let error = try await #require(throws: APIError.self) {
-            try await client.send(Request<Data>.get("/users"))
+            try await client.send(APIRequest<Data>.get("/users"))
         }
 
         Self.expectInvalidMethod(error, Self.smuggling)
@@ -70,13 +70,13 @@ import Testing
         "", " ", "GET ", " GET", "GE T", "GET\r\n", "GET\n", "G\u{0}T", "GÉT", "GET/", "(GET)", "\"GET\"",
     ])
     func nonTokensAreRejected(method: String) {
-        let error = #expect(throws: APIError.self) { try HTTPMethod(rawValue: method).validate() }
-        if let error { Self.expectInvalidMethod(error, HTTPMethod(rawValue: method)) }
+        let error = #expect(throws: APIError.self) { try RequestMethod(rawValue: method).validate() }
+        if let error { Self.expectInvalidMethod(error, RequestMethod(rawValue: method)) }
     }
 
     @Test(arguments: ["GET", "POST", "PROPFIND", "M-SEARCH", "purge", "X_CUSTOM.1", "!#$%&'*+-.^_`|~"])
     func tokensAreAccepted(method: String) throws {
-        try HTTPMethod(rawValue: method).validate()
+        try RequestMethod(rawValue: method).validate()
     }
 
     @Test func theDescriptionShowsAnEscapedPrefixOnly() {

@@ -33,7 +33,7 @@ private typealias Kit = EventTestKit
     }
 
     @Test func credentialAndConfiguredHeadersAreRedacted() {
-        let headers: HTTPHeaders = [
+        let headers: HeaderFields = [
             "Authorization": "Bearer s3", "proxy-authorization": "Basic s3", "Cookie": "id=s3", "Set-Cookie": "id=s3",
             "x-signature": "s3", "Accept": "application/json",
         ]
@@ -91,17 +91,17 @@ private typealias Kit = EventTestKit
             URLQueryItem(name: "api_key", value: "secret-key"), URLQueryItem(name: "private_id", value: "private-t"),
         ]
 
-        _ = try await client.send(Request<Data>.get("/cached", query: secrets))
-        _ = try await client.send(Request<Data>.get("/cached", query: secrets))
+        _ = try await client.send(APIRequest<Data>.get("/cached", query: secrets))
+        _ = try await client.send(APIRequest<Data>.get("/cached", query: secrets))
         var errors: [any Error] = []
-        let down = Task { try await client.send(Request<Data>.get("/down", query: secrets)) }
+        let down = Task { try await client.send(APIRequest<Data>.get("/down", query: secrets)) }
         await clock.waitForSleeper(of: .milliseconds(500))
         clock.advance(by: .milliseconds(500))
         do { _ = try await down.value } catch { errors.append(error) }
         for request in [
-            Request<Data>(path: "/nowhere", query: secrets, cachePolicy: .onlyIfCached),
-            Request<Data>.get("https://alice:secret-password@api.example.com/x?token=secret-y"),
-            Request<Data>.get("/bad%zz", query: secrets),
+            APIRequest<Data>(path: "/nowhere", query: secrets, cachePolicy: .onlyIfCached),
+            APIRequest<Data>.get("https://alice:secret-password@api.example.com/x?token=secret-y"),
+            APIRequest<Data>.get("/bad%zz", query: secrets),
         ] {
             do { _ = try await client.send(request) } catch { errors.append(error) }
         }

@@ -3,9 +3,10 @@ import Testing
 
 @testable import Courier
 
-private func key(_ url: String, method: HTTPMethod = .get, headers: HTTPHeaders = [:], body: Data? = nil) -> RequestKey
+private func key(_ url: String, method: RequestMethod = .get, headers: HeaderFields = [:], body: Data? = nil)
+    -> RequestKey
 {
-    RequestKey(HTTPRequest(method: method, url: URL(string: url)!, headers: headers, body: body))
+    RequestKey(TransportRequest(method: method, url: URL(string: url)!, headers: headers, body: body))
 }
 
 @Suite struct RequestKeyTests {
@@ -40,8 +41,8 @@ private func key(_ url: String, method: HTTPMethod = .get, headers: HTTPHeaders 
     }
 
     @Test func configuredHeadersJoinTheKey() {
-        let request1 = HTTPRequest(url: URL(string: "https://x.test/a")!, headers: ["X-Tenant": "acme"])
-        let request2 = HTTPRequest(url: URL(string: "https://x.test/a")!, headers: ["X-Tenant": "globex"])
+        let request1 = TransportRequest(url: URL(string: "https://x.test/a")!, headers: ["X-Tenant": "acme"])
+        let request2 = TransportRequest(url: URL(string: "https://x.test/a")!, headers: ["X-Tenant": "globex"])
         #expect(RequestKey(request1) == RequestKey(request2))
         #expect(RequestKey(request1, varyingOn: ["X-Tenant"]) != RequestKey(request2, varyingOn: ["X-Tenant"]))
     }
@@ -56,8 +57,9 @@ private func key(_ url: String, method: HTTPMethod = .get, headers: HTTPHeaders 
         for described in [alice, bob, cookie].map(\.description) {
             #expect(!described.contains("secret"))
         }
-        let partitioned = RequestKey(HTTPRequest(url: URL(string: "https://x.test/me")!), partition: "user-1")
-        #expect(partitioned != RequestKey(HTTPRequest(url: URL(string: "https://x.test/me")!), partition: "user-2"))
+        let partitioned = RequestKey(TransportRequest(url: URL(string: "https://x.test/me")!), partition: "user-1")
+        #expect(
+            partitioned != RequestKey(TransportRequest(url: URL(string: "https://x.test/me")!), partition: "user-2"))
     }
 
     @Test func bodiesAndMethodsDistinguishKeys() {
@@ -70,8 +72,8 @@ private func key(_ url: String, method: HTTPMethod = .get, headers: HTTPHeaders 
 
 @Suite struct RequestKeyUserInfoTests {
     @Test func passwordsThatDifferOnlyInCaseGetDifferentKeys() {
-        let upper = HTTPRequest(url: URL(string: "HTTPS://user:Secret@API.example.com/me")!)
-        let lower = HTTPRequest(url: URL(string: "https://user:secret@api.example.com/me")!)
+        let upper = TransportRequest(url: URL(string: "HTTPS://user:Secret@API.example.com/me")!)
+        let lower = TransportRequest(url: URL(string: "https://user:secret@api.example.com/me")!)
         #expect(RequestKey.normalize(upper.url) == "https://user:Secret@api.example.com/me")
         #expect(RequestKey(upper) != RequestKey(lower))
         #expect(!RequestKey(upper).description.contains("Secret"))

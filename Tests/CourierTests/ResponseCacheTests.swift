@@ -5,22 +5,24 @@ import Testing
 
 private let start = TestDate.start
 
-private func get(_ path: String, _ headers: HTTPHeaders = [:]) -> HTTPRequest {
-    HTTPRequest(url: URL(string: "https://api.test\(path)")!, headers: headers)
+private func get(_ path: String, _ headers: HeaderFields = [:]) -> TransportRequest {
+    TransportRequest(url: URL(string: "https://api.test\(path)")!, headers: headers)
 }
 
-private func ok(_ body: String, _ headers: HTTPHeaders = ["Cache-Control": "max-age=60"]) -> HTTPResponse {
-    HTTPResponse(statusCode: 200, headers: headers, body: Data(body.utf8))
+private func ok(_ body: String, _ headers: HeaderFields = ["Cache-Control": "max-age=60"]) -> TransportResponse {
+    TransportResponse(statusCode: 200, headers: headers, body: Data(body.utf8))
 }
 
 extension ResponseCache {
     /// Stores at `TestDate.start`, anonymously.
     @discardableResult
-    fileprivate func put(_ response: HTTPResponse, _ request: HTTPRequest, partition: String? = nil) async -> Bool {
+    fileprivate func put(_ response: TransportResponse, _ request: TransportRequest, partition: String? = nil) async
+        -> Bool
+    {
         await store(response, for: request, partition: partition, requestTime: start, responseTime: start)
     }
 
-    fileprivate func body(_ request: HTTPRequest, partition: String? = nil) async -> String? {
+    fileprivate func body(_ request: TransportRequest, partition: String? = nil) async -> String? {
         await cachedResponse(for: request, partition: partition).map {
             String(decoding: $0.response.body, as: UTF8.self)
         }
@@ -47,7 +49,7 @@ extension ResponseCache {
     }
 
     @Test func bytesAreCountedExactly() async {
-        let headers: HTTPHeaders = ["Cache-Control": "max-age=60", "ETag": #""x""#]
+        let headers: HeaderFields = ["Cache-Control": "max-age=60", "ETag": #""x""#]
         let response = ok(String(repeating: "z", count: 100), headers)
         // Σ (name + value) over header fields + body: (13 + 10) + (4 + 3) + 100.
         let expected = 13 + 10 + 4 + 3 + 100
@@ -99,7 +101,7 @@ extension ResponseCache {
 
     @Test func varyKeepsOneVariantPerHeaderValue() async {
         let cache = ResponseCache()
-        let vary: HTTPHeaders = ["Cache-Control": "max-age=60", "Vary": "Accept"]
+        let vary: HeaderFields = ["Cache-Control": "max-age=60", "Vary": "Accept"]
         await cache.put(ok("json", vary), get("/a", ["Accept": "application/json"]))
         await cache.put(ok("csv", vary), get("/a", ["Accept": "text/csv"]))
         await cache.put(ok("json2", vary), get("/a", ["Accept": "application/json"]))  // replaces its variant
@@ -127,15 +129,15 @@ extension ResponseCache {
         #expect(await cache.body(get("/me", ["Authorization": "Bearer carol"])) == "carol")
         #expect(await cache.body(get("/me", ["Authorization": "Bearer dave"])) == nil)
         let removed = await cache.invalidate(
-            for: HTTPRequest(method: .put, url: URL(string: "https://api.test/me")!),
-            response: HTTPResponse(statusCode: 204))
+            for: TransportRequest(method: .put, url: URL(string: "https://api.test/me")!),
+            response: TransportResponse(statusCode: 204))
         #expect(removed == 3)
         #expect(await cache.statistics.invalidations == 3)
     }
 
     @Test func onlyGetIsStored() async {
         let cache = ResponseCache()
-        let post = HTTPRequest(method: .post, url: URL(string: "https://api.test/a")!)
+        let post = TransportRequest(method: .post, url: URL(string: "https://api.test/a")!)
         #expect(!(await cache.store(ok("x"), for: post, partition: nil, requestTime: start, responseTime: start)))
         let lookup = await cache.lookup(post, partition: nil, now: start)
         guard case .miss = lookup else {
@@ -157,7 +159,7 @@ extension ResponseCache {
         }
         #expect(conditional.headers["If-None-Match"] == #""1""#)
         let updated = await cache.revalidated(
-            entry, with: HTTPResponse(statusCode: 304, headers: ["Cache-Control": "max-age=600"]), for: request,
+            entry, with: TransportResponse(statusCode: 304, headers: ["Cache-Control": "max-age=600"]), for: request,
             partition: nil, requestTime: start + 100, responseTime: start + 100)
         #expect(updated?.response.headers["Cache-Control"] == "max-age=600")
         #expect(updated?.isFresh(at: start + 200) == true)
@@ -175,7 +177,7 @@ extension ResponseCache {
                 group.addTask {
                     let request = get("/item/\(index % 97)", ["Accept": index % 3 == 0 ? "a" : "b"])
                     if index.isMultiple(of: 2) {
-                        let headers: HTTPHeaders = ["Cache-Control": "max-age=60", "Vary": "Accept"]
+                        let headers: HeaderFields = ["Cache-Control": "max-age=60", "Vary": "Accept"]
                         await cache.store(
                             ok(String(repeating: "x", count: index % 150), headers), for: request,
                             partition: index % 5 == 0 ? "user" : nil, requestTime: start, responseTime: start)

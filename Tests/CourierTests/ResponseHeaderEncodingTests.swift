@@ -29,7 +29,7 @@ import Testing
         defer { server.shutdown() }
         Self.route(server, "/latin1", filename: [0xE9, 0x74, 0xE9] + Array(".txt".utf8))  // "été.txt" in ISO-8859-1
 
-        let outcome: Result<Response<Data>, any Error>
+        let outcome: Result<APIResponse<Data>, any Error>
         do {
             outcome = .success(try await Self.client(server).send(.get("/latin1")))
         } catch {
@@ -57,7 +57,7 @@ import Testing
         defer { server.shutdown() }
         Self.route(server, "/utf8", filename: Array("été.txt".utf8))
 
-        let response = try await Self.client(server).send(Request<Data>.get("/utf8"))
+        let response = try await Self.client(server).send(APIRequest<Data>.get("/utf8"))
 
         #expect(response.value == Data("ok".utf8))
         #expect(response.headers["Content-Disposition"] == "attachment; filename=\"été.txt\"")

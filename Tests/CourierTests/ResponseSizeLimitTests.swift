@@ -18,7 +18,7 @@ import Testing
             configuration: .init(transport: transport, cache: nil, retryPolicy: .default, clock: TestClock()))
     }
 
-    private static func error(_ client: APIClient, _ request: Request<Data>) async -> (any Error)? {
+    private static func error(_ client: APIClient, _ request: APIRequest<Data>) async -> (any Error)? {
         do {
             _ = try await client.send(request)
             return nil
@@ -52,7 +52,7 @@ import Testing
 
         // The same stream under a higher limit inflates exactly: it is valid gzip, the limit alone stopped it.
         let roomy = Self.client(server, URLSessionTransport(maxResponseBytes: 16 * Self.mebibyte))
-        let whole = try await roomy.send(Request<Data>.get("/bomb"))
+        let whole = try await roomy.send(APIRequest<Data>.get("/bomb"))
         #expect(whole.value.count == GzipBomb.decodedCount(repeats: repeats))
         #expect(whole.value.allSatisfy { $0 == 0 })
         ReliabilityKit.record(
@@ -109,9 +109,9 @@ import Testing
         server.route("HEAD", "/over") { _ in .raw(announced, close: false) }
         let client = Self.client(server, URLSessionTransport(maxResponseBytes: 1_000))
 
-        let exact = try await client.send(Request<Data>.get("/exact"))
+        let exact = try await client.send(APIRequest<Data>.get("/exact"))
         let error = await Self.error(client, .get("/over"))
-        let head = try await client.send(Request<Data>.head("/over"))
+        let head = try await client.send(APIRequest<Data>.head("/over"))
 
         #expect(exact.value.count == 1_000)
         #expect(Self.isTooLarge(error, limit: 1_000))
@@ -130,7 +130,7 @@ import Testing
         let client = Self.client(server, URLSessionTransport(session: session, maxResponseBytes: Self.mebibyte))
 
         let error = await Self.error(client, .get("/big"))
-        let small = try await client.send(Request<Data>.get("/small"))
+        let small = try await client.send(APIRequest<Data>.get("/small"))
 
         #expect(Self.isTooLarge(error, limit: Self.mebibyte), "got \(String(describing: error))")
         #expect(small.value == Data("small".utf8))

@@ -27,7 +27,7 @@ private func advance(_ clock: TestClock, through delays: [Duration]) async {
         let clock = TestClock()
         let transport = MockTransport.sequence([.success(.text(503)), .success(.text(503)), .success(.text(200, "ok"))])
         let client = makeClient(transport, clock: clock)
-        let response = Task { try await client.send(Request<Data>.get("/flaky")) }
+        let response = Task { try await client.send(APIRequest<Data>.get("/flaky")) }
         await advance(clock, through: [.milliseconds(500), .seconds(1)])
         let result = try await response.value
         #expect(result.attempts == 3)
@@ -39,7 +39,7 @@ private func advance(_ clock: TestClock, through delays: [Duration]) async {
         let clock = TestClock()
         let transport = MockTransport.responding(status: 502, body: "bad gateway")
         let client = makeClient(transport, clock: clock)
-        let response = Task { try await client.send(Request<Void>.get("/down")) }
+        let response = Task { try await client.send(APIRequest<Void>.get("/down")) }
         await advance(clock, through: [.milliseconds(500), .seconds(1)])
         let error = try await #require(throws: APIError.self) { try await response.value }
         #expect(error.statusCode == 502)
@@ -50,16 +50,16 @@ private func advance(_ clock: TestClock, through delays: [Duration]) async {
     func permanentStatusesAreNotRetried(status: Int) async throws {
         let transport = MockTransport.responding(status: status)
         let client = makeClient(transport, clock: TestClock())
-        await #expect(throws: APIError.self) { try await client.send(Request<Void>.get("/")) }
+        await #expect(throws: APIError.self) { try await client.send(APIRequest<Void>.get("/")) }
         #expect(transport.callCount == 1)
     }
 
-    @Test(arguments: [HTTPMethod.post, .patch])
-    func nonIdempotentMethodsAreNotRetried(method: HTTPMethod) async throws {
+    @Test(arguments: [RequestMethod.post, .patch])
+    func nonIdempotentMethodsAreNotRetried(method: RequestMethod) async throws {
         let transport = MockTransport.responding(status: 503)
         let client = makeClient(transport, clock: TestClock())
         let error = try await #require(throws: APIError.self) {
-            try await client.send(Request<Void>(method: method, path: "/orders"))
+            try await client.send(APIRequest<Void>(method: method, path: "/orders"))
         }
         #expect(error.statusCode == 503)
         #expect(transport.callCount == 1)
@@ -70,7 +70,7 @@ private func advance(_ clock: TestClock, through delays: [Duration]) async {
         let transport = MockTransport.sequence([.success(.text(503)), .success(.text(201))])
         let client = makeClient(transport, clock: clock)
         let response = Task {
-            try await client.send(Request<Void>.post("/orders", headers: ["Idempotency-Key": "abc"]))
+            try await client.send(APIRequest<Void>.post("/orders", headers: ["Idempotency-Key": "abc"]))
         }
         await advance(clock, through: [.milliseconds(500)])
         #expect(try await response.value.attempts == 2)
@@ -82,7 +82,7 @@ private func advance(_ clock: TestClock, through delays: [Duration]) async {
             .success(.text(429, headers: ["Retry-After": "7"])), .success(.text(200)),
         ])
         let client = makeClient(transport, clock: clock)
-        let response = Task { try await client.send(Request<Void>.get("/limited")) }
+        let response = Task { try await client.send(APIRequest<Void>.get("/limited")) }
         await advance(clock, through: [.seconds(7)])
         #expect(try await response.value.attempts == 2)
     }
@@ -94,7 +94,7 @@ private func advance(_ clock: TestClock, through delays: [Duration]) async {
             .success(.text(503, headers: ["Retry-After": "Sun, 06 Nov 1994 08:49:49 GMT"])), .success(.text(200)),
         ])
         let client = makeClient(transport, clock: clock, now: now)
-        let response = Task { try await client.send(Request<Void>.get("/maintenance")) }
+        let response = Task { try await client.send(APIRequest<Void>.get("/maintenance")) }
         await advance(clock, through: [.seconds(12)])
         #expect(try await response.value.attempts == 2)
     }
@@ -102,7 +102,7 @@ private func advance(_ clock: TestClock, through delays: [Duration]) async {
     @Test func aRetryAfterBeyondTheCapEndsTheRetries() async throws {
         let patient = MockTransport.sequence([.success(.text(503, headers: ["Retry-After": "3600"]))])
         let capped = makeClient(patient, clock: TestClock())
-        let error = try await #require(throws: APIError.self) { try await capped.send(Request<Void>.get("/")) }
+        let error = try await #require(throws: APIError.self) { try await capped.send(APIRequest<Void>.get("/")) }
         #expect(error.statusCode == 503)
         #expect(patient.callCount == 1)
     }
@@ -114,7 +114,7 @@ private func advance(_ clock: TestClock, through delays: [Duration]) async {
             .failure(.transport(failure, underlying: URLError(.unknown))), .success(.text(200)),
         ])
         let client = makeClient(transport, clock: clock)
-        let response = Task { try await client.send(Request<Void>.get("/")) }
+        let response = Task { try await client.send(APIRequest<Void>.get("/")) }
         await advance(clock, through: [.milliseconds(500)])
         #expect(try await response.value.attempts == 2)
     }
@@ -123,7 +123,7 @@ private func advance(_ clock: TestClock, through delays: [Duration]) async {
     func permanentTransportFailuresAreNotRetried(failure: TransportFailure) async throws {
         let transport = MockTransport.sequence([.failure(.transport(failure, underlying: URLError(.unknown)))])
         let client = makeClient(transport, clock: TestClock())
-        await #expect(throws: APIError.self) { try await client.send(Request<Void>.get("/")) }
+        await #expect(throws: APIError.self) { try await client.send(APIRequest<Void>.get("/")) }
         #expect(transport.callCount == 1)
     }
 
@@ -131,7 +131,7 @@ private func advance(_ clock: TestClock, through delays: [Duration]) async {
         let clock = TestClock()
         let transport = MockTransport.responding(status: 503)
         let client = makeClient(transport, clock: clock)
-        let task = Task { try await client.send(Request<Void>.get("/")) }
+        let task = Task { try await client.send(APIRequest<Void>.get("/")) }
         await clock.waitForSleeper(of: .milliseconds(500))
         task.cancel()
         await #expect(throws: CancellationError.self) { try await task.value }
@@ -169,7 +169,7 @@ private func advance(_ clock: TestClock, through delays: [Duration]) async {
             return context.statusCode == 409 ? .retry(after: .milliseconds(10)) : .doNotRetry
         }
         let client = makeClient(transport, clock: clock, policy: policy)
-        let response = Task { try await client.send(Request<Void>.get("/conflict")) }
+        let response = Task { try await client.send(APIRequest<Void>.get("/conflict")) }
         await advance(clock, through: [.milliseconds(10), .milliseconds(10)])
         await #expect(throws: APIError.self) { try await response.value }
         #expect(transport.callCount == 3)

@@ -65,7 +65,7 @@ import Testing
     @Test func customRetryDelaysAreSaturated() {
         var random = SplitMix64(seed: 0xDEAD_0004)
         let context = RetryContext(
-            request: HTTPRequest(url: Self.origin), attempt: 1, outcome: .response(.text(503)), now: Date())
+            request: TransportRequest(url: Self.origin), attempt: 1, outcome: .response(.text(503)), now: Date())
         var violations = Violations()
         for _ in 0..<Self.cases {
             let requested = random.duration()
@@ -145,10 +145,10 @@ import Testing
 
     @Test func servedResponsesCarryAnAgeInRangeAndLookupsNeverTrap() throws {
         var random = SplitMix64(seed: 0xDEAD_0009)
-        let request = HTTPRequest(url: Self.origin)
+        let request = TransportRequest(url: Self.origin)
         // Parsing a stored response is the slow part and is covered above: a thousand entries, then the lookups.
         let entries = (0..<1_000).map { _ in
-            let headers: HTTPHeaders = [
+            let headers: HeaderFields = [
                 "Age": random.decimal(), "Date": HTTPDate.format(random.date()), "ETag": "\"v\"",
                 "Cache-Control": "max-age=\(random.decimal()), stale-while-revalidate=\(random.decimal()), "
                     + "stale-if-error=\(random.decimal())",

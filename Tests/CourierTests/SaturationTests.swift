@@ -18,13 +18,13 @@ import Testing
         clock.advance(by: .seconds(1))  // a real clock's `now` is never zero
         let client = Self.client(MockTransport.responding(body: "ok"), clock: clock)
 
-        let response = try await client.send(Request<Data>(path: "/slow", timeout: .seconds(Int64.max)))
+        let response = try await client.send(APIRequest<Data>(path: "/slow", timeout: .seconds(Int64.max)))
         await clock.waitForSleeper()  // the timer task sleeps towards the deadline after the call succeeded
 
         #expect(response.value == Data("ok".utf8))
         #expect(clock.pendingSleeps.allSatisfy { $0 <= Duration.saturationLimit })
         clock.advance(by: .seconds(86_400 * 365))
-        #expect(try await client.send(Request<Data>(path: "/slow", timeout: .seconds(Int64.max))).value.count == 2)
+        #expect(try await client.send(APIRequest<Data>(path: "/slow", timeout: .seconds(Int64.max))).value.count == 2)
     }
 
     @Test func aTimeoutOfInt64MaxSecondsIsDescribedWithoutTrapping() {
@@ -50,7 +50,7 @@ import Testing
         let client = Self.client(transport, clock: clock, policy: policy)
 
         // A 5-second timeout keeps the deadline timer's sleeps apart from the backoff's.
-        let call = Task { try await client.send(Request<Void>(path: "/down", timeout: .seconds(5))) }
+        let call = Task { try await client.send(APIRequest<Void>(path: "/down", timeout: .seconds(5))) }
         for attempt in 1..<70 {
             let delay: Duration = attempt <= 6 ? .seconds(60 << (attempt - 1)) : .seconds(3600)
             await clock.waitForSleeper(of: delay)
@@ -66,7 +66,7 @@ import Testing
         let policy = RetryPolicy.custom(maxAttempts: 2) { _ in .retry(after: .seconds(Int64.max)) }
         let negative = RetryPolicy.custom(maxAttempts: 2) { _ in .retry(after: .seconds(-5)) }
         let context = RetryContext(
-            request: HTTPRequest(method: .get, url: URL(string: "https://api.example.com")!), attempt: 1,
+            request: TransportRequest(method: .get, url: URL(string: "https://api.example.com")!), attempt: 1,
             outcome: .response(.text(503)), now: Date(timeIntervalSince1970: 0))
         #expect(policy.decision(for: context) == .retry(after: Duration.saturationLimit))
         #expect(negative.decision(for: context) == .retry(after: .zero))

@@ -72,8 +72,8 @@ import Testing
         return APIClient(baseURL: EventTestKit.baseURL, configuration: configuration)
     }
 
-    static func request(_ path: String, policy: CachePolicy = .useProtocolPolicy) -> Request<Data> {
-        var request = Request<Data>.get(
+    static func request(_ path: String, policy: CachePolicy = .useProtocolPolicy) -> APIRequest<Data> {
+        var request = APIRequest<Data>.get(
             path,
             query: [
                 URLQueryItem(name: "api_key", value: "S-query"),
@@ -94,7 +94,7 @@ import Testing
         let printer = client.printEvents { line in lines.withLock { $0.append(line) } }
         var observed: [Any] = []
 
-        let calls: [Request<Data>] = [
+        let calls: [APIRequest<Data>] = [
             Self.request("/ok"), Self.request("/ok"), Self.request("/stale"), Self.request("/stale"),
             Self.request("/expired"), Self.request("/flaky"), Self.request("/broken"), Self.request("/fail"),
             Self.request("/missing", policy: .onlyIfCached), Self.request("/bad\u{1}path?api_key=S-query"),
@@ -108,7 +108,7 @@ import Testing
             }
         }
         do {
-            _ = try await client.send(Request<Wrong>.get("/decode", headers: ["X-API-Key": "S-apikey"]))
+            _ = try await client.send(APIRequest<Wrong>.get("/decode", headers: ["X-API-Key": "S-apikey"]))
         } catch {
             observed += [error, error.localizedDescription]
         }
@@ -145,8 +145,8 @@ import Testing
         }
         let client = EventTestKit.makeClient(transport, cache: ResponseCache())
 
-        let first = try await client.send(Request<Data>.get("/me"))
-        let second = try await client.send(Request<Data>.get("/me"))
+        let first = try await client.send(APIRequest<Data>.get("/me"))
+        let second = try await client.send(APIRequest<Data>.get("/me"))
 
         #expect(first.headers["Set-Cookie"] == "session=S-setcookie", "the caller who received it keeps it")
         #expect(second.source == .cache)

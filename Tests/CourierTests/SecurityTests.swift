@@ -40,10 +40,10 @@ import Testing
         let alice = client(Self.refresher("secret-alice", identity: "alice"))
         let bob = client(Self.refresher("secret-bob", identity: "bob"))
 
-        let aliceFirst = try await alice.send(Request<Echo>.get("/me"))
-        let bobFirst = try await bob.send(Request<Echo>.get("/me"))
-        let aliceAgain = try await alice.send(Request<Echo>.get("/me"))
-        let bobAgain = try await bob.send(Request<Echo>.get("/me"))
+        let aliceFirst = try await alice.send(APIRequest<Echo>.get("/me"))
+        let bobFirst = try await bob.send(APIRequest<Echo>.get("/me"))
+        let aliceAgain = try await alice.send(APIRequest<Echo>.get("/me"))
+        let bobAgain = try await bob.send(APIRequest<Echo>.get("/me"))
 
         #expect(aliceFirst.value.token == "secret-alice" && aliceFirst.source == .network)
         #expect(bobFirst.value.token == "secret-bob" && bobFirst.source == .network)
@@ -66,10 +66,10 @@ import Testing
             baseURL: AuthTestKit.baseURL,
             configuration: .init(transport: transport, cache: nil, retryPolicy: .never, authenticator: refresher))
 
-        let aliceCall = Task { try await client.send(Request<Echo>.get("/me")) }
+        let aliceCall = Task { try await client.send(APIRequest<Echo>.get("/me")) }
         #expect(await CoalescerTestKit.eventually { transport.callCount == 1 })
         await refresher.setCredential(Credential(accessToken: "secret-bob", identity: "bob"))
-        let bobCall = Task { try await client.send(Request<Echo>.get("/me")) }
+        let bobCall = Task { try await client.send(APIRequest<Echo>.get("/me")) }
         #expect(await CoalescerTestKit.eventually { transport.callCount == 2 })
         #expect(await client.coalescer.flightCount == 2)
         await gate.open()
@@ -92,7 +92,7 @@ import Testing
             baseURL: AuthTestKit.baseURL, configuration: .init(transport: transport, cache: cache, retryPolicy: .never))
         let tokens = ["secret-a", "secret-b", "secret-a", "secret-c", "secret-b", "secret-a"]
         let calls = tokens.map { token in
-            Task { try await client.send(Request<Echo>.get("/me", headers: ["Authorization": "Bearer \(token)"])) }
+            Task { try await client.send(APIRequest<Echo>.get("/me", headers: ["Authorization": "Bearer \(token)"])) }
         }
         #expect(await CoalescerTestKit.eventually { await client.coalescer.waiterCount == tokens.count })
         #expect(await client.coalescer.flightCount == 3)
@@ -102,9 +102,9 @@ import Testing
         }
         #expect(transport.callCount == 3)
         #expect(await cache.count == 3)
-        let cached = try await client.send(Request<Echo>.get("/me", headers: ["Authorization": "Bearer secret-b"]))
+        let cached = try await client.send(APIRequest<Echo>.get("/me", headers: ["Authorization": "Bearer secret-b"]))
         #expect(cached.value.token == "secret-b" && cached.source == .cache)
-        let anonymous = try await client.send(Request<Echo>.get("/me"))
+        let anonymous = try await client.send(APIRequest<Echo>.get("/me"))
         #expect(anonymous.value.token == "none" && anonymous.source == .network)
         let drained = await ReliabilityKit.expectDrained(client, cacheEntries: 4)
         ReliabilityKit.record(
@@ -125,7 +125,7 @@ import Testing
         return (origin, other)
     }
 
-    private static let credentialHeaders: HTTPHeaders = [
+    private static let credentialHeaders: HeaderFields = [
         "Cookie": "session=secret-cookie", "Proxy-Authorization": "Basic secret-proxy",
     ]
 
@@ -145,7 +145,7 @@ import Testing
         }
         let client = Self.redirectClient(URLSessionTransport(), baseURL: origin.baseURL)
 
-        let response = try await client.send(Request<Echo>.get("/away", headers: Self.credentialHeaders))
+        let response = try await client.send(APIRequest<Echo>.get("/away", headers: Self.credentialHeaders))
 
         #expect(response.value.token == "other")
         let first = try #require(origin.requests.first { $0.path == "/away" })
@@ -169,7 +169,7 @@ import Testing
         }
         let client = Self.redirectClient(URLSessionTransport(), baseURL: origin.baseURL)
 
-        let response = try await client.send(Request<Echo>.get("/here"))
+        let response = try await client.send(APIRequest<Echo>.get("/here"))
 
         #expect(response.value.token == "origin")
         let landed = try #require(origin.requests.first { $0.path == "/landing" })
@@ -200,7 +200,7 @@ import Testing
 
     // MARK: Secrets
 
-    private static func error(of client: APIClient, _ request: Request<Echo>) async -> (any Error)? {
+    private static func error(of client: APIClient, _ request: APIRequest<Echo>) async -> (any Error)? {
         do {
             _ = try await client.send(request)
             return nil
@@ -225,7 +225,7 @@ import Testing
                 if let underlying = error.underlyingError { collect(underlying) }
             }
         }
-        func failure(_ client: APIClient, _ request: Request<Echo>) async {
+        func failure(_ client: APIClient, _ request: APIRequest<Echo>) async {
             note(await Self.error(of: client, request))
         }
         let clock = TestClock()
@@ -260,7 +260,7 @@ import Testing
             return .text(200)
         }
         let timing = AuthTestKit.makeClient(stuck, refresher: Self.refresher(secret, identity: "alice"), clock: clock)
-        let timed = Task { await Self.error(of: timing, Request<Echo>(path: "/slow", timeout: .seconds(1))) }
+        let timed = Task { await Self.error(of: timing, APIRequest<Echo>(path: "/slow", timeout: .seconds(1))) }
         await clock.waitForSleeper(of: .seconds(1))
         clock.advance(by: .seconds(1))
         note(await timed.value)

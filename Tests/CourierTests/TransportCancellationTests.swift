@@ -30,7 +30,7 @@ import Testing
             configuration: .init(transport: transport, cache: nil, retryPolicy: .never, clock: TestClock()))
 
         let calls = (0..<100).map { index in
-            Task { try await client.send(Request<Void>.post("/orders", body: ["order": index])) }
+            Task { try await client.send(APIRequest<Void>.post("/orders", body: ["order": index])) }
         }
         await server.waitForHits("/orders", count: limit)
         // Every caller is in place, as in the issue: `limit` requests inside URLSession, the rest queued in Courier.
@@ -63,7 +63,7 @@ import Testing
         let transport = URLSessionTransport()
 
         let call = Task {
-            try await transport.send(HTTPRequest(method: .get, url: server.baseURL.appending(path: "stall")))
+            try await transport.send(TransportRequest(method: .get, url: server.baseURL.appending(path: "stall")))
         }
         await server.waitForHits("/stall", count: 1)
         call.cancel()
@@ -82,7 +82,7 @@ import Testing
             : URLSessionTransport(session: URLSession(configuration: URLSessionTransport.defaultConfiguration))
 
         let call = Task {
-            try await transport.send(HTTPRequest(method: .get, url: server.baseURL.appending(path: "stall")))
+            try await transport.send(TransportRequest(method: .get, url: server.baseURL.appending(path: "stall")))
         }
         await server.waitForHits("/stall", count: 1)
         transport.session.invalidateAndCancel()

@@ -38,15 +38,15 @@ import Testing
             configuration: .init(transport: URLSessionTransport(), cache: nil, retryPolicy: .never, clock: TestClock()))
     }
 
-    @Test(arguments: [307, 308], [HTTPMethod.post, .put, .patch])
-    func aTemporaryOrPermanentRedirectKeepsTheMethodAndTheBody(status: Int, method: HTTPMethod) async throws {
+    @Test(arguments: [307, 308], [RequestMethod.post, .put, .patch])
+    func aTemporaryOrPermanentRedirectKeepsTheMethodAndTheBody(status: Int, method: RequestMethod) async throws {
         let server = try TestServer()
         defer { server.shutdown() }
         server.route("/orders") { _ in .init(status: status, headers: [("Location", "/landing")]) }
         Self.landingRoute(server)
         let order = Order(id: 7, item: "tea")
 
-        let request = Request<Landing>(method: method, path: "/orders", body: .json(order))
+        let request = APIRequest<Landing>(method: method, path: "/orders", body: .json(order))
         let response = try await Self.client(server).send(request)
 
         #expect(response.value.method == method.rawValue)
@@ -62,7 +62,7 @@ import Testing
         server.route("/orders") { _ in .init(status: 303, headers: [("Location", "/landing")]) }
         Self.landingRoute(server)
 
-        let response = try await Self.client(server).send(Request<Landing>.post("/orders", body: ["item": "tea"]))
+        let response = try await Self.client(server).send(APIRequest<Landing>.post("/orders", body: ["item": "tea"]))
 
         #expect(response.value.method == "GET")
         #expect(response.value.body.isEmpty)
@@ -78,11 +78,11 @@ import Testing
         let otherURL = other.baseURL
         origin.route("/orders") { _ in .init(status: 308, headers: [("Location", "\(otherURL)/landing")]) }
         Self.landingRoute(other)
-        let headers: HTTPHeaders = [
+        let headers: HeaderFields = [
             "Authorization": "Bearer secret-redirect", "Cookie": "session=secret", "X-Trace": "t-1",
         ]
 
-        let request = Request<Landing>.post("/orders", body: ["item": "tea"], headers: headers)
+        let request = APIRequest<Landing>.post("/orders", body: ["item": "tea"], headers: headers)
         let response = try await Self.client(origin).send(request)
 
         #expect(response.value.body == #"{"item":"tea"}"#)
@@ -113,10 +113,10 @@ import Testing
             baseURL: origin.baseURL,
             configuration: .init(
                 transport: URLSessionTransport(session: session), cache: nil, retryPolicy: .never, clock: TestClock()))
-        let headers: HTTPHeaders = ["Authorization": "Bearer secret-redirect"]
+        let headers: HeaderFields = ["Authorization": "Bearer secret-redirect"]
 
-        let posted = try await client.send(Request<Landing>.post("/orders", body: ["item": "tea"], headers: headers))
-        let fetched = try await client.send(Request<Landing>.get("/away", headers: headers))
+        let posted = try await client.send(APIRequest<Landing>.post("/orders", body: ["item": "tea"], headers: headers))
+        let fetched = try await client.send(APIRequest<Landing>.get("/away", headers: headers))
 
         #expect(posted.value.body == #"{"item":"tea"}"#)
         #expect(fetched.value.method == "GET")
@@ -130,7 +130,7 @@ import Testing
         server.route("/loop") { _ in .init(status: 307, headers: [("Location", "/loop")]) }
 
         let error = await #expect(throws: APIError.self) {
-            try await Self.client(server).send(Request<Void>.post("/loop", body: ["n": 1]))
+            try await Self.client(server).send(APIRequest<Void>.post("/loop", body: ["n": 1]))
         }
 
         guard case .transport(.other, let cause)? = error else {

@@ -29,7 +29,7 @@ private func makeClient(
             .json(#"{"id":1,"name":"\#(request.header("X-Client") ?? "?")"}"#, headers: [("X-Trace", "t-1")])
         }
         let client = makeClient(server)
-        let response = try await client.send(Request<Item>.get("/items/1", headers: ["X-Client": "courier"]))
+        let response = try await client.send(APIRequest<Item>.get("/items/1", headers: ["X-Client": "courier"]))
         #expect(response.value == Item(id: 1, name: "courier"))
         #expect(response.statusCode == 200)
         #expect(response.headers["x-trace"] == "t-1")
@@ -41,7 +41,9 @@ private func makeClient(
         defer { server.shutdown() }
         server.route("/missing") { _ in .json(#"{"error":"not here"}"#, status: 404) }
         let client = makeClient(server)
-        let error = try await #require(throws: APIError.self) { try await client.send(Request<Item>.get("/missing")) }
+        let error = try await #require(throws: APIError.self) {
+            try await client.send(APIRequest<Item>.get("/missing"))
+        }
         #expect(error.statusCode == 404)
         #expect(error.response?.body == Data(#"{"error":"not here"}"#.utf8))
         #expect(server.hits("/missing") == 1)
@@ -60,7 +62,7 @@ private func makeClient(
         }
         let clock = TestClock()
         let client = makeClient(server, clock: clock)
-        let response = Task { try await client.send(Request<Item>.get("/flaky")) }
+        let response = Task { try await client.send(APIRequest<Item>.get("/flaky")) }
         await clock.waitForSleeper(of: .milliseconds(500))
         clock.advance(by: .milliseconds(500))
         await clock.waitForSleeper(of: .seconds(1))
@@ -84,7 +86,7 @@ private func makeClient(
         }
         let clock = TestClock()
         let client = makeClient(server, clock: clock)
-        let response = Task { try await client.send(Request<Data>.get("/limited")) }
+        let response = Task { try await client.send(APIRequest<Data>.get("/limited")) }
         await clock.waitForSleeper(of: .seconds(4))
         #expect(server.hits("/limited") == 1)
         clock.advance(by: .seconds(4))
@@ -98,7 +100,7 @@ private func makeClient(
         server.route("POST", "/orders") { _ in .text("down", status: 503) }
         let client = makeClient(server)
         let error = try await #require(throws: APIError.self) {
-            try await client.send(Request<Void>.post("/orders", body: Item(id: 1, name: "x")))
+            try await client.send(APIRequest<Void>.post("/orders", body: Item(id: 1, name: "x")))
         }
         #expect(error.statusCode == 503)
         #expect(server.hits("/orders") == 1)
@@ -116,7 +118,7 @@ private func makeClient(
         }
         let clock = TestClock()
         let client = makeClient(server, clock: clock, retryPolicy: .never)
-        let response = Task { try await client.send(Request<Data>(path: "/slow", timeout: .milliseconds(250))) }
+        let response = Task { try await client.send(APIRequest<Data>(path: "/slow", timeout: .milliseconds(250))) }
         await server.waitForHits("/slow", count: 1)
         await clock.waitForSleeper(of: .milliseconds(250))
         clock.advance(by: .milliseconds(250))
@@ -132,7 +134,7 @@ private func makeClient(
         defer { server.shutdown() }
         server.route("/stall") { _ in .stall }
         let client = makeClient(server)
-        let response = Task { try await client.send(Request<Data>.get("/stall")) }
+        let response = Task { try await client.send(APIRequest<Data>.get("/stall")) }
         await server.waitForHits("/stall", count: 1)
         response.cancel()
         await #expect(throws: CancellationError.self) { try await response.value }
@@ -145,7 +147,7 @@ private func makeClient(
         let closedURL = URL(string: "http://127.0.0.1:\(port)")!
         let client = APIClient(
             baseURL: closedURL, configuration: .init(transport: URLSessionTransport(), retryPolicy: .never))
-        let error = try await #require(throws: APIError.self) { try await client.send(Request<Void>.get("/")) }
+        let error = try await #require(throws: APIError.self) { try await client.send(APIRequest<Void>.get("/")) }
         guard case .transport(.cannotConnect, let cause) = error else {
             Issue.record("expected transport(.cannotConnect), got \(error)")
             return
@@ -159,7 +161,9 @@ private func makeClient(
         server.route("/garbage") { _ in .raw(Data("SMTP READY\r\n\r\n".utf8)) }
         let client = APIClient(
             baseURL: server.baseURL, configuration: .init(transport: URLSessionTransport(), retryPolicy: .never))
-        let error = try await #require(throws: APIError.self) { try await client.send(Request<Void>.get("/garbage")) }
+        let error = try await #require(throws: APIError.self) {
+            try await client.send(APIRequest<Void>.get("/garbage"))
+        }
         guard case .transport = error else {
             Issue.record("expected a transport error, got \(error)")
             return
@@ -178,8 +182,8 @@ private func makeClient(
         #expect(transport.session.configuration.urlCache == nil)
         // `cache: nil`: this test is about URLSession keeping nothing; Courier's own cache is tested elsewhere.
         let client = APIClient(baseURL: server.baseURL, configuration: .init(transport: transport, cache: nil))
-        let first = try await client.send(Request<Data>.get("/profile"))
-        let second = try await client.send(Request<Data>.get("/profile"))
+        let first = try await client.send(APIRequest<Data>.get("/profile"))
+        let second = try await client.send(APIRequest<Data>.get("/profile"))
         #expect(server.hits("/profile") == 2)
         #expect(String(decoding: first.value, as: UTF8.self) == "no cookie")
         #expect(String(decoding: second.value, as: UTF8.self) == "no cookie")
@@ -192,7 +196,7 @@ private func makeClient(
             .text(request.header("X-Tenant") ?? "none", headers: [("X-One", "1")])
         }
         let client = makeClient(server)
-        let response = try await client.send(Request<Data>.get("/echo", headers: ["X-Tenant": "acme"]))
+        let response = try await client.send(APIRequest<Data>.get("/echo", headers: ["X-Tenant": "acme"]))
         #expect(String(decoding: response.value, as: UTF8.self) == "acme")
         #expect(response.headers["X-One"] == "1")
     }

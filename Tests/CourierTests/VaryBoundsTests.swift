@@ -9,9 +9,9 @@ import Testing
     private static let date = TestDate()
 
     private static func store(_ cache: ResponseCache, vary: String, requestID: Int) async -> Bool {
-        let request = HTTPRequest(
+        let request = TransportRequest(
             url: URL(string: "https://api.example.com/feed")!, headers: ["X-Request-ID": "\(requestID)"])
-        let response = HTTPResponse(
+        let response = TransportResponse(
             statusCode: 200, headers: ["Cache-Control": "max-age=60", "Vary": vary], body: Data("feed".utf8))
         return await cache.store(response, for: request, partition: nil, requestTime: date.now, responseTime: date.now)
     }
@@ -33,8 +33,9 @@ import Testing
 
         #expect(await cache.count == CacheStorage.maxVariants)
         #expect(await cache.isConsistent)
-        let newest = HTTPRequest(url: URL(string: "https://api.example.com/feed")!, headers: ["X-Request-ID": "999"])
-        let oldest = HTTPRequest(url: URL(string: "https://api.example.com/feed")!, headers: ["X-Request-ID": "0"])
+        let newest = TransportRequest(
+            url: URL(string: "https://api.example.com/feed")!, headers: ["X-Request-ID": "999"])
+        let oldest = TransportRequest(url: URL(string: "https://api.example.com/feed")!, headers: ["X-Request-ID": "0"])
         #expect(await cache.cachedResponse(for: newest, partition: nil) != nil)
         #expect(await cache.cachedResponse(for: oldest, partition: nil) == nil, "the oldest variants were dropped")
         ReliabilityKit.record(

@@ -7,15 +7,16 @@ private let origin = URL(string: "https://api.example.com")!
 private let body = Data(#"{"id":1,"name":"Ada Lovelace"}"#.utf8)
 
 /// A client whose transport answers every GET with a cacheable response.
-private func cachingClient(cache: ResponseCache, headers: HTTPHeaders = ["Cache-Control": "max-age=3600"]) -> APIClient
+private func cachingClient(cache: ResponseCache, headers: HeaderFields = ["Cache-Control": "max-age=3600"]) -> APIClient
 {
     let upstream = SimulatedUpstream(latency: .zero, body: body)
     struct Cacheable: HTTPTransport {
         let upstream: SimulatedUpstream
-        let headers: HTTPHeaders
-        func send(_ request: HTTPRequest) async throws -> HTTPResponse {
-            if request.headers["If-None-Match"] != nil { return HTTPResponse(statusCode: 304, headers: headers) }
-            return HTTPResponse(statusCode: 200, headers: headers, body: try await upstream.fetch(request.url.path))
+        let headers: HeaderFields
+        func send(_ request: TransportRequest) async throws -> TransportResponse {
+            if request.headers["If-None-Match"] != nil { return TransportResponse(statusCode: 304, headers: headers) }
+            return TransportResponse(
+                statusCode: 200, headers: headers, body: try await upstream.fetch(request.url.path))
         }
     }
     return APIClient(
@@ -27,7 +28,7 @@ private func cachingClient(cache: ResponseCache, headers: HTTPHeaders = ["Cache-
 func cacheBenchmarks() {
     Benchmark("ResponseCache: fresh hit through APIClient", configuration: .init(scalingFactor: .kilo)) { benchmark in
         let client = cachingClient(cache: ResponseCache())
-        let request = Request<Data>.get("/items/1")
+        let request = APIRequest<Data>.get("/items/1")
         _ = try await client.send(request)
         benchmark.startMeasurement()
         for _ in benchmark.scaledIterations {
@@ -38,7 +39,7 @@ func cacheBenchmarks() {
     Benchmark("ResponseCache: miss + store through APIClient", configuration: .init(scalingFactor: .kilo)) {
         benchmark in
         let client = cachingClient(cache: ResponseCache(maxEntries: 100_000))
-        let requests = (0..<benchmark.scaledIterations.count).map { Request<Data>.get("/items/\($0)") }
+        let requests = (0..<benchmark.scaledIterations.count).map { APIRequest<Data>.get("/items/\($0)") }
         benchmark.startMeasurement()
         for request in requests {
             blackHole(try await client.send(request).value)
@@ -48,7 +49,7 @@ func cacheBenchmarks() {
     Benchmark("ResponseCache: 304 merge through APIClient", configuration: .init(scalingFactor: .kilo)) { benchmark in
         // max-age=0 with an ETag: every call is a conditional request answered by 304 and merged.
         let client = cachingClient(cache: ResponseCache(), headers: ["Cache-Control": "max-age=0", "ETag": #""v1""#])
-        let request = Request<Data>.get("/items/1")
+        let request = APIRequest<Data>.get("/items/1")
         _ = try await client.send(request)
         benchmark.startMeasurement()
         for _ in benchmark.scaledIterations {
@@ -61,9 +62,9 @@ func cacheBenchmarks() {
         benchmark in
         let cache = ResponseCache(maxEntries: 100)
         let now = Date()
-        let response = HTTPResponse(statusCode: 200, headers: ["Cache-Control": "max-age=60"], body: body)
+        let response = TransportResponse(statusCode: 200, headers: ["Cache-Control": "max-age=60"], body: body)
         let requests = (0..<benchmark.scaledIterations.count).map {
-            HTTPRequest(url: origin.appendingPathComponent("items/\($0)"))
+            TransportRequest(url: origin.appendingPathComponent("items/\($0)"))
         }
         benchmark.startMeasurement()
         for request in requests {

@@ -15,7 +15,7 @@ func clientBenchmarks() {
         let client = APIClient(
             baseURL: URL(string: "https://api.example.com")!,
             configuration: .init(transport: SimulatedTransport(upstream: upstream), retryPolicy: .never))
-        let request = Request<Item>.get("/items/1")
+        let request = APIRequest<Item>.get("/items/1")
         benchmark.startMeasurement()
         for _ in benchmark.scaledIterations {
             blackHole(try await client.send(request).value)
@@ -28,7 +28,7 @@ func clientBenchmarks() {
         let client = APIClient(
             baseURL: URL(string: "https://api.example.com")!,
             configuration: .init(transport: SimulatedTransport(upstream: upstream), retryPolicy: .never))
-        let request = Request<Data>.get("/items/1")
+        let request = APIRequest<Data>.get("/items/1")
         benchmark.startMeasurement()
         let tasks = (0..<1_000).map { _ in Task { try? await client.send(request).value } }
         for task in tasks { blackHole(await task.value) }

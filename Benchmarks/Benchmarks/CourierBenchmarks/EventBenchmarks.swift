@@ -9,7 +9,7 @@ func eventBenchmarks() {
     // The cost every step of every call pays when nobody listens: one lock read, no event built.
     Benchmark("EventLog: emit, no subscriber", configuration: emits) { benchmark in
         let log = EventLog()
-        let id = RequestID(rawValue: 1)
+        let id = CallID(rawValue: 1)
         benchmark.startMeasurement()
         for _ in benchmark.scaledIterations {
             log.emit(id, .requestStarted(method: .get, url: "https://api.example.com/items/1"))
@@ -23,7 +23,7 @@ func eventBenchmarks() {
             let events = log.subscribe()
             return Task { for await event in events { blackHole(event) } }
         }
-        let id = RequestID(rawValue: 1)
+        let id = CallID(rawValue: 1)
         benchmark.startMeasurement()
         for _ in benchmark.scaledIterations {
             log.emit(id, .requestStarted(method: .get, url: "https://api.example.com/items/1"))
@@ -36,7 +36,7 @@ func eventBenchmarks() {
     Benchmark("EventLog: emit, 2 subscribers never reading", configuration: emits) { benchmark in
         let log = EventLog()
         let subscribers = (0..<2).map { _ in log.subscribe() }
-        let id = RequestID(rawValue: 1)
+        let id = CallID(rawValue: 1)
         benchmark.startMeasurement()
         for _ in benchmark.scaledIterations {
             log.emit(id, .requestStarted(method: .get, url: "https://api.example.com/items/1"))
@@ -55,7 +55,7 @@ func eventBenchmarks() {
                 configuration: .init(
                     transport: SimulatedTransport(upstream: SimulatedUpstream(latency: .zero)), retryPolicy: .never))
             let events = listening ? client.events : nil
-            let request = Request<Data>.get("/items/1")
+            let request = APIRequest<Data>.get("/items/1")
             benchmark.startMeasurement()
             for _ in benchmark.scaledIterations {
                 blackHole(try await client.send(request).value)

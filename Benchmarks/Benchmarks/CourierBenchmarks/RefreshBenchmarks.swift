@@ -5,9 +5,9 @@ import Foundation
 
 /// A transport that accepts only the token "fresh" and answers everything else with 401.
 private struct TokenGate: HTTPTransport {
-    func send(_ request: HTTPRequest) async throws -> HTTPResponse {
-        guard request.headers["Authorization"] == "Bearer fresh" else { return HTTPResponse(statusCode: 401) }
-        return HTTPResponse(statusCode: 200, body: Data("ok".utf8))
+    func send(_ request: TransportRequest) async throws -> TransportResponse {
+        guard request.headers["Authorization"] == "Bearer fresh" else { return TransportResponse(statusCode: 401) }
+        return TransportResponse(statusCode: 200, body: Data("ok".utf8))
     }
 }
 
@@ -26,7 +26,7 @@ func refreshBenchmarks() {
         benchmark.startMeasurement()
         await withTaskGroup(of: Void.self) { group in
             for index in 0..<1_000 {
-                group.addTask { blackHole(try? await client.send(Request<Data>.get("/items/\(index)")).value) }
+                group.addTask { blackHole(try? await client.send(APIRequest<Data>.get("/items/\(index)")).value) }
             }
         }
         benchmark.stopMeasurement()

@@ -19,8 +19,8 @@ public struct CourierStrategy<Value: Decodable & Sendable>: FetchStrategy {
     /// `"Courier APIClient"`.
     public var name: String { "Courier APIClient" }
 
-    /// Sends `GET key` through the client as a `Request<Value>`.
+    /// Sends `GET key` through the client as a `APIRequest<Value>`.
     public func fetch(_ key: String) async throws -> Value {
-        try await client.send(Request<Value>.get(key)).value
+        try await client.send(APIRequest<Value>.get(key)).value
     }
 }

@@ -38,9 +38,9 @@ public struct SimulatedTransport: HTTPTransport {
     }
 
     /// Waits the upstream latency and answers 200 with its body.
-    public func send(_ request: HTTPRequest) async throws -> HTTPResponse {
+    public func send(_ request: TransportRequest) async throws -> TransportResponse {
         let body = try await upstream.fetch(request.url.path)
-        return HTTPResponse(statusCode: 200, headers: ["Content-Type": "application/json"], body: body)
+        return TransportResponse(statusCode: 200, headers: ["Content-Type": "application/json"], body: body)
     }
 }
 
@@ -59,7 +59,7 @@ public struct CountingTransport: HTTPTransport {
     public var callCount: Int { calls.value }
 
     /// Counts, then sends through the wrapped transport.
-    public func send(_ request: HTTPRequest) async throws -> HTTPResponse {
+    public func send(_ request: TransportRequest) async throws -> TransportResponse {
         calls.increment()
         return try await base.send(request)
     }

@@ -5,7 +5,7 @@ enum Variant: String, CaseIterable {
     /// The body as `Data`: nothing is decoded.
     case data
     /// A `SampleItem` decoded from 221 bytes of JSON. The baselines decode once in their shared task, as users write
-    /// them, and every waiter gets that value; Courier is called with `Request<SampleItem>`.
+    /// them, and every waiter gets that value; Courier is called with `APIRequest<SampleItem>`.
     case decoded
 }
 

@@ -30,7 +30,7 @@ struct Report {
         case .data: "Data: every caller receives the body"
         case .decoded:
             "Decoded: every caller receives a `SampleItem` (221 bytes of JSON); the coalescing baselines decode once "
-                + "in their shared task, Courier is asked for `Request<SampleItem>`"
+                + "in their shared task, Courier is asked for `APIRequest<SampleItem>`"
         }
     }
 

@@ -36,7 +36,7 @@ enum Throughput {
                     }
                 } else {
                     result = await measure("Courier APIClient", requests, concurrency) { index in
-                        let request = Request<Data>.get("", query: [URLQueryItem(name: "key", value: "\(index)")])
+                        let request = APIRequest<Data>.get("", query: [URLQueryItem(name: "key", value: "\(index)")])
                         return try await client.send(request).statusCode == 200
                     }
                 }

@@ -31,7 +31,7 @@ func makeUpstream(_ variant: Variant) -> Upstream {
         let transport = CountingTransport(URLSessionTransport())
         let target = url
         return Upstream(
-            fetch: { _ in try await transport.send(HTTPRequest(url: target)).body },
+            fetch: { _ in try await transport.send(TransportRequest(url: target)).body },
             calls: { transport.callCount }, clientTransport: transport, baseURL: url)
     }
     let simulated =

@@ -24,7 +24,7 @@ struct Rounds {
         case .joiners:
             let transport = GatedTransport(response: Scenario.response())
             let client = APIClient(baseURL: Scenario.baseURL, configuration: .init(transport: transport, cache: nil))
-            let request = Request<SampleItem>.get("/items/1")
+            let request = APIRequest<SampleItem>.get("/items/1")
             body = { try await client.send(request).joined }
             release = { transport.release() }
             verify = { rounds in

@@ -9,15 +9,15 @@ enum Scenario: String, CaseIterable {
     case loop
     /// Baseline: the in-memory transport called directly, in the same loop the network scenarios use.
     case transport
-    /// `Request<Data>`, cache off (`cache: nil`): every call goes to the transport.
+    /// `APIRequest<Data>`, cache off (`cache: nil`): every call goes to the transport.
     case cacheOff = "cache-off"
-    /// `Request<Data>`, the default cache, a `Cache-Control: no-store` response: looked up, sent, never stored.
+    /// `APIRequest<Data>`, the default cache, a `Cache-Control: no-store` response: looked up, sent, never stored.
     case uncacheable
-    /// `Request<Data>`, a fresh hit: the response was stored by the first warm-up call (`max-age=3600`).
+    /// `APIRequest<Data>`, a fresh hit: the response was stored by the first warm-up call (`max-age=3600`).
     case dataHit = "data-hit"
-    /// `Request<SampleItem>`, a fresh hit: as `data-hit`, plus whatever it takes to produce the decoded value.
+    /// `APIRequest<SampleItem>`, a fresh hit: as `data-hit`, plus whatever it takes to produce the decoded value.
     case decodedHit = "decoded-hit"
-    /// Rounds of concurrent callers of one key of `Request<SampleItem>`, cache off: one leads, the others join.
+    /// Rounds of concurrent callers of one key of `APIRequest<SampleItem>`, cache off: one leads, the others join.
     case joiners
     /// Baseline: the rounds of `joiners` with tasks that do not call Courier.
     case emptyTasks = "empty-tasks"
@@ -28,10 +28,10 @@ enum Scenario: String, CaseIterable {
     static let baseURL = URL(string: "https://api.example.com")!
 
     /// `200 OK` with the sample item as JSON, and `Cache-Control` when given.
-    static func response(cacheControl: String? = nil) -> HTTPResponse {
-        var headers: HTTPHeaders = ["Content-Type": "application/json"]
+    static func response(cacheControl: String? = nil) -> TransportResponse {
+        var headers: HeaderFields = ["Content-Type": "application/json"]
         if let cacheControl { headers["Cache-Control"] = cacheControl }
-        return HTTPResponse(statusCode: 200, headers: headers, body: SampleItem.json)
+        return TransportResponse(statusCode: 200, headers: headers, body: SampleItem.json)
     }
 
     /// The loop body of a one-call-per-iteration scenario, and how to check afterwards that every call took the
@@ -42,16 +42,16 @@ enum Scenario: String, CaseIterable {
             return CallLoop(call: {}, verify: { _ in })
         case .transport:
             let transport: any HTTPTransport = InMemoryTransport(response: Self.response())
-            let request = HTTPRequest(url: Self.baseURL.appending(path: "items/1"))
+            let request = TransportRequest(url: Self.baseURL.appending(path: "items/1"))
             return CallLoop(call: { _ = try await transport.send(request) }, verify: { _ in })
         case .cacheOff:
             return Self.networkLoop(cache: nil, cacheControl: nil)
         case .uncacheable:
             return Self.networkLoop(cache: ResponseCache(), cacheControl: "no-store")
         case .dataHit:
-            return Self.hitLoop(Request<Data>.get("/items/1"))
+            return Self.hitLoop(APIRequest<Data>.get("/items/1"))
         case .decodedHit:
-            return Self.hitLoop(Request<SampleItem>.get("/items/1"))
+            return Self.hitLoop(APIRequest<SampleItem>.get("/items/1"))
         case .joiners, .emptyTasks:
             preconditionFailure("\(rawValue) runs in rounds, see Rounds")
         }
@@ -64,7 +64,7 @@ enum Scenario: String, CaseIterable {
 
     private static func networkLoop(cache: ResponseCache?, cacheControl: String?) -> CallLoop {
         let client = client(cache: cache, cacheControl: cacheControl)
-        let request = Request<Data>.get("/items/1")
+        let request = APIRequest<Data>.get("/items/1")
         return CallLoop(
             call: { _ = try await client.send(request) },
             verify: { calls in
@@ -78,7 +78,7 @@ enum Scenario: String, CaseIterable {
             })
     }
 
-    private static func hitLoop<T: Decodable & Sendable>(_ request: Request<T>) -> CallLoop {
+    private static func hitLoop<T: Decodable & Sendable>(_ request: APIRequest<T>) -> CallLoop {
         let client = client(cache: ResponseCache(), cacheControl: "max-age=3600")
         return CallLoop(
             call: { _ = try await client.send(request) },

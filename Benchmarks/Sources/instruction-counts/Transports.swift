@@ -5,9 +5,9 @@ import Synchronization
 /// Answers every request at once with the same stored response: no I/O, no task, no copy of the body, so what a
 /// loop of calls costs beyond calling this transport directly is Courier's own work.
 struct InMemoryTransport: HTTPTransport {
-    let response: HTTPResponse
+    let response: TransportResponse
 
-    func send(_ request: HTTPRequest) async throws -> HTTPResponse {
+    func send(_ request: TransportRequest) async throws -> TransportResponse {
         response
     }
 }
@@ -21,18 +21,18 @@ final class GatedTransport: HTTPTransport {
         var waiting: [CheckedContinuation<Void, Never>] = []
     }
 
-    let response: HTTPResponse
+    let response: TransportResponse
     private let state = Mutex(State())
     private let calls = Atomic(0)
 
-    init(response: HTTPResponse) {
+    init(response: TransportResponse) {
         self.response = response
     }
 
     /// Requests that reached the transport so far.
     var callCount: Int { calls.load(ordering: .relaxed) }
 
-    func send(_ request: HTTPRequest) async throws -> HTTPResponse {
+    func send(_ request: TransportRequest) async throws -> TransportResponse {
         calls.add(1, ordering: .relaxed)
         await withCheckedContinuation { continuation in
             let passes = state.withLock { state in

@@ -28,7 +28,7 @@ import Foundation
 /// await refresher.clear()                    // logout
 /// ```
 ///
-/// ``APIClient`` uses it on every request that ``Request/requiresAuthentication``: it takes
+/// ``APIClient`` uses it on every request that ``APIRequest/requiresAuthentication``: it takes
 /// ``validCredential()`` before each attempt and, on a `401`, calls ``refresh(rejected:)`` and resends
 /// once. A refresh started for a client's call shows in that client's ``APIClient/events``
 /// (`tokenRefreshStarted`, then `tokenRefreshSucceeded` or `tokenRefreshFailed`), never with the token.

@@ -15,11 +15,11 @@ public enum CacheLookup: Sendable {
     case hit(CachedResponse)
     /// Serve this stale response now and send `revalidation` in the background (`stale-while-revalidate`,
     /// RFC 5861 §3, or ``CachePolicy/staleWhileRevalidate``).
-    case staleWhileRevalidate(CachedResponse, revalidation: HTTPRequest)
+    case staleWhileRevalidate(CachedResponse, revalidation: TransportRequest)
     /// Send `request` before using the stored response (§4.3.1): it carries `If-None-Match` when the entry has an
     /// `ETag`, else `If-Modified-Since` when it has a valid `Last-Modified`, else no condition at all. The entry
     /// is kept for a `304` (§4.3.4) and for `stale-if-error`.
-    case validate(CachedResponse, request: HTTPRequest)
+    case validate(CachedResponse, request: TransportRequest)
     /// Nothing usable is stored (or the request bypasses the cache): send the request as it is.
     case miss
     /// The request may not use the network (`only-if-cached`, ``CachePolicy/onlyIfCached``) and nothing usable is
@@ -35,14 +35,14 @@ extension CacheLookup {
     ]
 
     /// Whether `request` is one the cache may answer: a `GET` without conditional or range fields.
-    static func isServable(_ request: HTTPRequest) -> Bool {
+    static func isServable(_ request: TransportRequest) -> Bool {
         request.method == .get && !callerConditionalFields.contains { request.headers.contains($0) }
     }
 
     /// The decision for a request whose stored, `Vary`-matching response is `entry` (if any). Pure: `now` is the
     /// only clock, and nothing is parsed here.
     static func decide(
-        entry: CachedResponse?, request: HTTPRequest, directives: CacheControl, policy: CachePolicy, now: Date
+        entry: CachedResponse?, request: TransportRequest, directives: CacheControl, policy: CachePolicy, now: Date
     ) -> CacheLookup {
         let mayUseNetwork = policy != .onlyIfCached && !directives.onlyIfCached
         guard let entry else { return mayUseNetwork ? .miss : .unsatisfiable }
@@ -60,7 +60,7 @@ extension CacheLookup {
 
     /// RFC 9111 §4 with the request's directives (§5.2.1) and the response's (§5.2.2, RFC 5861, RFC 8246).
     private static func protocolDecision(
-        entry: CachedResponse, request: HTTPRequest, directives: CacheControl, policy: CachePolicy, now: Date
+        entry: CachedResponse, request: TransportRequest, directives: CacheControl, policy: CachePolicy, now: Date
     ) -> CacheLookup {
         let validation = CacheLookup.validate(entry, request: conditional(request, validating: entry))
         let age = entry.age(at: now)
@@ -93,7 +93,7 @@ extension CacheLookup {
     /// `request` with the validator of `entry` (§4.3.1): `If-None-Match` with the entity tag, else
     /// `If-Modified-Since` with `Last-Modified` (a server ignores the latter when the former is present, RFC 9110
     /// §13.1.3, so one is enough). Without either, the request is sent unconditionally.
-    static func conditional(_ request: HTTPRequest, validating entry: CachedResponse) -> HTTPRequest {
+    static func conditional(_ request: TransportRequest, validating entry: CachedResponse) -> TransportRequest {
         var conditional = request
         if let etag = entry.etag {
             conditional.headers["If-None-Match"] = etag

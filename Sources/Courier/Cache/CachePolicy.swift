@@ -4,12 +4,12 @@
 /// policies are explicit caller overrides, named after their `URLRequest.CachePolicy` counterparts:
 ///
 /// ```swift
-/// var request = Request<Feed>.get("/feed")
+/// var request = APIRequest<Feed>.get("/feed")
 /// request.cachePolicy = .staleWhileRevalidate  // answer at once, refresh in the background
 /// ```
 ///
 /// Whatever the policy, only `GET` responses are stored and served, and `no-store` (request or response) keeps a
-/// response out of the cache. ``Response/source`` tells where each answer came from.
+/// response out of the cache. ``APIResponse/source`` tells where each answer came from.
 public enum CachePolicy: Sendable, Hashable {
     /// RFC 9111: serve a fresh stored response; revalidate a stale one (`If-None-Match` or `If-Modified-Since`);
     /// honour the request's `Cache-Control` (`max-age`, `min-fresh`, `max-stale`, `no-cache`, `no-store`,

@@ -10,7 +10,7 @@ struct CachePartition: Hashable, Sendable {
     let identity: String?
     let credentials: [String]
 
-    init(identity: String?, request: HTTPRequest) {
+    init(identity: String?, request: TransportRequest) {
         self.identity = identity
         credentials = request.credentials.credentialLines(of: request.headers)
     }
@@ -100,7 +100,7 @@ struct CacheStorage {
     /// Stores `entry` as the most recently used, replacing the variants that `headers` (the request it answers)
     /// would have selected, then evicts least recently used entries until the limits hold.
     mutating func insert(
-        _ entry: CachedResponse, url: String, partition: CachePartition, replacing headers: HTTPHeaders
+        _ entry: CachedResponse, url: String, partition: CachePartition, replacing headers: HeaderFields
     ) -> Insertion {
         var replaced = removeVariants(url: url, partition: partition, matching: headers)
         guard limits.maxEntries > 0, entry.byteCount <= limits.maxEntryBytes, entry.byteCount <= limits.maxBytes else {
@@ -134,7 +134,7 @@ struct CacheStorage {
 
     /// Removes the variants for `url` and `partition` that `headers` select; returns how many.
     @discardableResult
-    mutating func removeVariants(url: String, partition: CachePartition, matching headers: HTTPHeaders) -> Int {
+    mutating func removeVariants(url: String, partition: CachePartition, matching headers: HeaderFields) -> Int {
         guard let variants = index[url]?[partition] else { return 0 }
         let matching = variants.filter { slots[$0]?.entry.matches(headers) == true }
         for slot in matching { remove(slot) }

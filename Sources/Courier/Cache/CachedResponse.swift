@@ -13,7 +13,7 @@ import Foundation
 public struct CachedResponse: Sendable {
     /// The stored response: status, header fields (hop-by-hop fields removed, RFC 9111 §3.1, and `Set-Cookie`, which
     /// belongs to the caller who received it) and body.
-    public let response: HTTPResponse
+    public let response: TransportResponse
     /// When the request that produced (or last revalidated) this response was sent (`request_time`, §4.2.3).
     public let requestTime: Date
     /// When that response was received (`response_time`, §4.2.3).
@@ -68,13 +68,13 @@ public struct CachedResponse: Sendable {
     ///   - request: The request it answers; supplies the values of the headers named by `Vary`.
     ///   - requestTime: When the request was sent.
     ///   - responseTime: When the response was received.
-    public init(response: HTTPResponse, request: HTTPRequest, requestTime: Date, responseTime: Date) {
+    public init(response: TransportResponse, request: TransportRequest, requestTime: Date, responseTime: Date) {
         var headers = response.headers
         let listed = Self.listValues(response.headers, "Connection")
         for name in Self.hopByHopFields.union(Self.perRecipientFields).union(listed) where headers.contains(name) {
             headers.remove(name: name)
         }
-        self.response = HTTPResponse(statusCode: response.statusCode, headers: headers, body: response.body)
+        self.response = TransportResponse(statusCode: response.statusCode, headers: headers, body: response.body)
         self.requestTime = requestTime
         self.responseTime = responseTime
         directives = CacheControl.parse(headers.values(for: "Cache-Control"))
@@ -115,7 +115,7 @@ public struct CachedResponse: Sendable {
     }
 
     /// The stored response as it is served at `now`, with an `Age` field (RFC 9111 §5.1) in whole seconds.
-    func served(at now: Date) -> HTTPResponse {
+    func served(at now: Date) -> TransportResponse {
         var served = response
         let age = age(at: now)
         served.headers["Age"] = String(age.isFinite ? Int(min(max(age, 0), Double(Int32.max))) : 0)
@@ -124,7 +124,7 @@ public struct CachedResponse: Sendable {
 
     /// Whether this stored response was selected by `headers` (§4.1): every header named by `Vary` has the same
     /// normalized value (or is absent in both).
-    func matches(_ headers: HTTPHeaders) -> Bool {
+    func matches(_ headers: HeaderFields) -> Bool {
         zip(varyNames, varyValues).allSatisfy { Self.normalizedValue(of: $0, in: headers) == $1 }
     }
 
@@ -137,7 +137,7 @@ public struct CachedResponse: Sendable {
     ///   - requestTime: When the conditional request was sent.
     ///   - responseTime: When the 304 arrived.
     public func updated(
-        with notModified: HTTPResponse, request: HTTPRequest, requestTime: Date, responseTime: Date
+        with notModified: TransportResponse, request: TransportRequest, requestTime: Date, responseTime: Date
     ) -> CachedResponse {
         var headers = response.headers
         let replaced = Set(notModified.headers.map(\.canonicalName)).subtracting(Self.fieldsKeptOnUpdate)
@@ -145,19 +145,19 @@ public struct CachedResponse: Sendable {
         for field in notModified.headers where replaced.contains(field.canonicalName) {
             headers.add(name: field.name, value: field.value)
         }
-        let merged = HTTPResponse(statusCode: response.statusCode, headers: headers, body: response.body)
+        let merged = TransportResponse(statusCode: response.statusCode, headers: headers, body: response.body)
         return CachedResponse(response: merged, request: request, requestTime: requestTime, responseTime: responseTime)
     }
 
     /// The comma-separated elements of every `name` field, trimmed and lowercased, empty ones dropped.
-    static func listValues(_ headers: HTTPHeaders, _ name: String) -> [String] {
+    static func listValues(_ headers: HeaderFields, _ name: String) -> [String] {
         headers.values(for: name).flatMap { $0.split(separator: ",") }
             .map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
             .filter { !$0.isEmpty }
     }
 
     /// A request header's value for `Vary` matching (§4.1): lines combined with `", "`, outer whitespace removed.
-    static func normalizedValue(of name: String, in headers: HTTPHeaders) -> String? {
+    static func normalizedValue(of name: String, in headers: HeaderFields) -> String? {
         headers[name]?.trimmingCharacters(in: .whitespaces)
     }
 }

@@ -68,7 +68,7 @@ enum Freshness {
     }
 
     /// The request's cache directives: its `Cache-Control`, or `Pragma: no-cache` when it has none (§5.4).
-    static func requestDirectives(_ headers: HTTPHeaders) -> CacheControl {
+    static func requestDirectives(_ headers: HeaderFields) -> CacheControl {
         let lines = headers.values(for: "Cache-Control")
         var directives = CacheControl.parse(lines)
         if lines.isEmpty, CachedResponse.listValues(headers, "Pragma").contains("no-cache") {

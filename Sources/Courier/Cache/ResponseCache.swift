@@ -91,7 +91,7 @@ public actor ResponseCache {
     ///   - request: A `GET` request.
     ///   - partition: The identity the response was stored under, or `nil`.
     /// - Returns: The stored response, or `nil`.
-    public nonisolated func cachedResponse(for request: HTTPRequest, partition: String?) async -> CachedResponse? {
+    public nonisolated func cachedResponse(for request: TransportRequest, partition: String?) async -> CachedResponse? {
         let url = RequestKey.normalize(request.url)
         return entry(url: url, partition: CachePartition(identity: partition, request: request), request)
     }
@@ -107,7 +107,7 @@ public actor ResponseCache {
     ///   - now: The current date, from the client's date source.
     /// - Returns: What to do; a request that is not a plain `GET` is always a ``CacheLookup/miss``.
     public nonisolated func lookup(
-        _ request: HTTPRequest, partition: String?, policy: CachePolicy = .useProtocolPolicy, now: Date
+        _ request: TransportRequest, partition: String?, policy: CachePolicy = .useProtocolPolicy, now: Date
     ) async -> CacheLookup {
         guard CacheLookup.isServable(request), policy != .reloadIgnoringCache else {
             return policy == .onlyIfCached ? .unsatisfiable : .miss
@@ -133,7 +133,8 @@ public actor ResponseCache {
     /// - Returns: Whether the response is now stored.
     @discardableResult
     public nonisolated func store(
-        _ response: HTTPResponse, for request: HTTPRequest, partition: String?, requestTime: Date, responseTime: Date
+        _ response: TransportResponse, for request: TransportRequest, partition: String?, requestTime: Date,
+        responseTime: Date
     ) async -> Bool {
         await storeCountingEvictions(
             response, for: request, partition: partition, requestTime: requestTime, responseTime: responseTime
@@ -143,7 +144,8 @@ public actor ResponseCache {
     /// ``store(_:for:partition:requestTime:responseTime:)``, telling the client's events what it did: the stored
     /// entry's size (`nil` when nothing was stored) and how many entries it evicted.
     nonisolated func storeCountingEvictions(
-        _ response: HTTPResponse, for request: HTTPRequest, partition: String?, requestTime: Date, responseTime: Date
+        _ response: TransportResponse, for request: TransportRequest, partition: String?, requestTime: Date,
+        responseTime: Date
     ) async -> (storedBytes: Int?, evicted: Int) {
         guard request.method == .get, Freshness.understoodStatusCodes.contains(response.statusCode) else {
             return (nil, 0)
@@ -176,7 +178,7 @@ public actor ResponseCache {
     /// - Returns: The updated entry, or `nil` when the 304 names a different entity tag (it then validates nothing
     ///   this cache holds, and the stale variant is removed).
     public nonisolated func revalidated(
-        _ entry: CachedResponse, with notModified: HTTPResponse, for request: HTTPRequest, partition: String?,
+        _ entry: CachedResponse, with notModified: TransportResponse, for request: TransportRequest, partition: String?,
         requestTime: Date, responseTime: Date
     ) async -> CachedResponse? {
         let url = RequestKey.normalize(request.url)
@@ -203,7 +205,7 @@ public actor ResponseCache {
     ///   - response: Its response.
     /// - Returns: How many entries were removed.
     @discardableResult
-    public nonisolated func invalidate(for request: HTTPRequest, response: HTTPResponse) async -> Int {
+    public nonisolated func invalidate(for request: TransportRequest, response: TransportResponse) async -> Int {
         guard !request.method.isSafe, (200..<400).contains(response.statusCode) else { return 0 }
         var urls = [RequestKey.normalize(request.url)]
         for name in ["Location", "Content-Location"] {
@@ -232,7 +234,9 @@ public actor ResponseCache {
 
     /// The variant `request` selects. `Vary` matching runs outside the lock: how much of it there is depends on the
     /// server, and a slow match must not hold up every other lookup.
-    private nonisolated func entry(url: String, partition: CachePartition, _ request: HTTPRequest) -> CachedResponse? {
+    private nonisolated func entry(url: String, partition: CachePartition, _ request: TransportRequest)
+        -> CachedResponse?
+    {
         let candidates = state.withLock { $0.storage.candidates(url: url, partition: partition) }
         guard let chosen = candidates.first(where: { $0.entry.matches(request.headers) }) else { return nil }
         state.withLock { $0.storage.touch(chosen) }
@@ -240,7 +244,7 @@ public actor ResponseCache {
     }
 
     private nonisolated func decide(
-        url: String, partition: CachePartition, _ request: HTTPRequest, _ directives: CacheControl,
+        url: String, partition: CachePartition, _ request: TransportRequest, _ directives: CacheControl,
         _ policy: CachePolicy, _ now: Date
     ) -> CacheLookup {
         let stored = entry(url: url, partition: partition, request)
@@ -258,7 +262,7 @@ public actor ResponseCache {
 
     @discardableResult
     private nonisolated func put(
-        _ entry: CachedResponse?, url: String, _ partition: CachePartition, _ request: HTTPRequest,
+        _ entry: CachedResponse?, url: String, _ partition: CachePartition, _ request: TransportRequest,
         revalidation: Bool = false
     ) -> CacheStorage.Insertion {
         state.withLock { state in
@@ -294,7 +298,7 @@ public actor ResponseCache {
 
     /// Whether `headers` carry `Cache-Control: no-store`. A scan of the bytes rules most responses out without
     /// allocating; only a field that mentions `no-store` is parsed, so a quoted `"no-store"` is not mistaken for it.
-    nonisolated static func saysNoStore(_ headers: HTTPHeaders) -> Bool {
+    nonisolated static func saysNoStore(_ headers: HeaderFields) -> Bool {
         let mentions = headers.fields.contains { field in
             field.hasName("cache-control") && field.value.utf8.containsIgnoringASCIICase("no-store".utf8)
         }

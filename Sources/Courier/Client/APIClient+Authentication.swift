@@ -27,7 +27,7 @@ extension APIClient {
 
         /// Applies the credential for the next attempt to `request`, after the adapters ran.
         mutating func authorize(
-            _ request: inout HTTPRequest, using apply: (inout HTTPRequest, Credential) -> Void
+            _ request: inout TransportRequest, using apply: (inout TransportRequest, Credential) -> Void
         ) async throws {
             let credential: Credential
             if let replacement {
@@ -45,7 +45,7 @@ extension APIClient {
 
         /// Handles a `401`: obtains the credential for the one resend a call gets, or, when the call has
         /// already refreshed, fails with ``APIError/unauthorized(_:)``. Never loops.
-        mutating func prepareResend(after response: HTTPResponse) async throws {
+        mutating func prepareResend(after response: TransportResponse) async throws {
             guard !hasRefreshed, let used else { throw APIError.unauthorized(response) }
             hasRefreshed = true
             replacement = try await refresher.refresh(rejected: used)
@@ -61,7 +61,7 @@ extension APIClient {
     ///
     /// The wait for a refresh ends by the caller's own deadline (``CallLimits/nextWait(now:)``): the caller then
     /// leaves with ``APIError/timedOut(_:)`` and the refresh goes on for the others.
-    func authorization<T>(for request: Request<T>, within limits: CallLimits) async throws -> Authorization? {
+    func authorization<T>(for request: APIRequest<T>, within limits: CallLimits) async throws -> Authorization? {
         guard request.requiresAuthentication, let refresher = configuration.authenticator,
             !refresher.isRefreshingInCurrentTask
         else { return nil }

@@ -11,12 +11,13 @@ extension APIClient {
     ///   - policy: The request's cache policy.
     ///   - partition: The credential identity the response belongs to, or `nil` for anonymous requests.
     ///   - id: The call, for its events.
-    func plan(_ adapted: Adapted, policy: CachePolicy, partition: String?, id: RequestID) async throws(APIError)
+    func plan(_ adapted: Adapted, policy: CachePolicy, partition: String?, id: CallID) async throws(APIError)
         -> CachePlan
     {
         let request = adapted.request
         let now = configuration.currentDate()
-        func send(_ outgoing: HTTPRequest, _ record: Outgoing.Record, fallback: CachedResponse? = nil) -> CachePlan {
+        func send(_ outgoing: TransportRequest, _ record: Outgoing.Record, fallback: CachedResponse? = nil) -> CachePlan
+        {
             .send(Outgoing(request: outgoing, record: record, fallback: fallback, requestTime: now))
         }
         guard let cache = configuration.cache else {
@@ -50,7 +51,7 @@ extension APIClient {
     /// Step 5, inside the flight: what the answer changes in the cache. A `304` to the cache's own validation merges
     /// into the stored response and serves its body (``ResponseSource/revalidated``); a `GET` response is stored (or
     /// removes what it supersedes); a successful unsafe request invalidates (RFC 9111 §4.4).
-    func record(_ exchange: Exchange, _ outgoing: Outgoing, id: RequestID) async -> Exchange {
+    func record(_ exchange: Exchange, _ outgoing: Outgoing, id: CallID) async -> Exchange {
         guard let cache = configuration.cache else { return exchange }
         var exchange = exchange
         let response = exchange.response
@@ -82,7 +83,7 @@ extension APIClient {
     }
 
     /// The stored response, when `stale-if-error` (RFC 5861 §4) allows serving it after a failed revalidation.
-    func staleIfError(_ entry: CachedResponse?, _ request: HTTPRequest, attempts: Int = 0) -> Exchange? {
+    func staleIfError(_ entry: CachedResponse?, _ request: TransportRequest, attempts: Int = 0) -> Exchange? {
         let now = configuration.currentDate()
         guard let entry, Freshness.mayServeOnError(entry, at: now) else { return nil }
         return Exchange(request: request, response: entry.served(at: now), attempts: attempts, source: .cache)

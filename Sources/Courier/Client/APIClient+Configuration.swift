@@ -29,7 +29,7 @@ extension APIClient {
         /// cache and the coalescer see the request, so what adapters add is matched by `Vary` and enters the key;
         /// see ``RequestAdapter/variesOn`` for what makes a call private.
         public var adapters: [any RequestAdapter]
-        /// Provides and renews the credential of requests that ``Request/requiresAuthentication``.
+        /// Provides and renews the credential of requests that ``APIRequest/requiresAuthentication``.
         /// `nil` (the default) sends every request without authorization.
         ///
         /// With an authenticator, each attempt carries its current credential (applied by ``authorize``
@@ -43,7 +43,7 @@ extension APIClient {
         /// The header names and query parameters it writes are credentials: the client finds them by calling it
         /// once with a placeholder credential when it is created, and adds them to ``credentials``, so a token
         /// written to `X-Auth-Token` or `?access_token=` is redacted and partitioned like `Authorization`.
-        public var authorize: @Sendable (inout HTTPRequest, Credential) -> Void
+        public var authorize: @Sendable (inout TransportRequest, Credential) -> Void
         /// What counts as a credential: the header names and query parameters (URL user information always
         /// counts). One list drives cache partitioning, the coalescing key, redaction in events, errors and
         /// descriptions, and what a cross-origin redirect strips. ``CredentialPolicy/standard`` by default.
@@ -53,7 +53,7 @@ extension APIClient {
         /// scheme, host and port count. Empty by default.
         ///
         /// A request to any other origin goes without them unless it sets
-        /// ``Request/sendsCredentialsToAnyOrigin``; credentials the request carries itself (its own headers,
+        /// ``APIRequest/sendsCredentialsToAnyOrigin``; credentials the request carries itself (its own headers,
         /// query or user information) are sent as given.
         public var trustedOrigins: [URL]
         /// Whether identical in-flight requests share one upstream call. On by default; a request can
@@ -64,7 +64,7 @@ extension APIClient {
         public var coalescingHeaders: [String]
         /// Headers sent with every request unless the request sets the same name. Credential fields among them
         /// (see ``credentials``) go only to the base URL's origin and ``trustedOrigins``.
-        public var headers: HTTPHeaders
+        public var headers: HeaderFields
         /// The deadline of one attempt when the request sets none. 60 seconds by default.
         ///
         /// It also bounds what a caller waits for before its attempt: a token refresh, and a flight it joined
@@ -80,7 +80,7 @@ extension APIClient {
         public var acceptableStatusCodes: Range<Int>
         /// Decodes response bodies.
         public var decoder: JSONDecoder
-        /// Encodes ``RequestBody/json(_:)`` bodies.
+        /// Encodes ``RequestPayload/json(_:)`` bodies.
         public var encoder: JSONEncoder
         /// The clock for deadlines and retry delays. `ContinuousClock` by default; tests inject a
         /// manual clock so that time moves only when they say.
@@ -108,7 +108,7 @@ extension APIClient {
             adapters: [any RequestAdapter] = [],
             authenticator: TokenRefresher? = nil,
             isCoalescingEnabled: Bool = true,
-            headers: HTTPHeaders = [:],
+            headers: HeaderFields = [:],
             timeout: Duration = .seconds(60),
             clock: any Clock<Duration> = ContinuousClock(),
             currentDate: @escaping @Sendable () -> Date = { Date() }

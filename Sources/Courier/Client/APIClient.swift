@@ -5,7 +5,7 @@ import Foundation
 ///
 /// ```swift
 /// let client = APIClient(baseURL: URL(string: "https://api.example.com")!)
-/// let user = try await client.send(Request<User>.get("/users/42")).value
+/// let user = try await client.send(APIRequest<User>.get("/users/42")).value
 /// ```
 ///
 /// The client is a `final class` with no mutable state of its own: its shared state lives in small
@@ -61,13 +61,13 @@ public final class APIClient: Sendable {
     /// The steps: build the URL and headers (bad input fails here, before anything is sent), answer from the
     /// ``ResponseCache`` or decide what to send (see ``CachePolicy``), join an identical request already in
     /// flight or start one, run adapters and send with retries, check the status, then decode in the caller's
-    /// task. `Request<Data>` returns the body as it is.
+    /// task. `APIRequest<Data>` returns the body as it is.
     ///
     /// - Parameter request: The request to send.
     /// - Returns: The decoded value with the response metadata.
     /// - Throws: ``APIError`` for every failure, or `CancellationError` when the calling task is cancelled.
     @discardableResult
-    public func send<T: Decodable>(_ request: Request<T>) async throws -> Response<T> {
+    public func send<T: Decodable>(_ request: APIRequest<T>) async throws -> APIResponse<T> {
         try await observe(request, perform: { try await self.perform($0, id: $1, decodingOnce: nil) }) {
             [decoder = configuration.decoder] exchange in
             exchange.makeResponse(value: try Self.decode(T.self, from: exchange.response, decoder: decoder))
@@ -81,7 +81,7 @@ public final class APIClient: Sendable {
     /// - Returns: The decoded value with the response metadata.
     /// - Throws: ``APIError`` for every failure, or `CancellationError` when the calling task is cancelled.
     @discardableResult
-    public func send<T: Decodable & Sendable>(_ request: Request<T>) async throws -> Response<T> {
+    public func send<T: Decodable & Sendable>(_ request: APIRequest<T>) async throws -> APIResponse<T> {
         let decoder = configuration.decoder
         // `Data` needs no decoding: sharing it would only box it.
         let shared = T.self == Data.self ? nil : SharedDecoding(T.self, decoder: decoder)
@@ -97,10 +97,10 @@ public final class APIClient: Sendable {
     /// Sends a request whose response body is not needed, and checks its status.
     ///
     /// - Parameter request: The request to send.
-    /// - Returns: The response metadata; its ``Response/data`` holds the body if there was one.
+    /// - Returns: The response metadata; its ``APIResponse/data`` holds the body if there was one.
     /// - Throws: ``APIError`` for every failure, or `CancellationError` when the calling task is cancelled.
     @discardableResult
-    public func send(_ request: Request<Void>) async throws -> Response<Void> {
+    public func send(_ request: APIRequest<Void>) async throws -> APIResponse<Void> {
         try await observe(request, perform: { try await self.perform($0, id: $1, decodingOnce: nil) }) {
             $0.makeResponse(value: ())
         }
@@ -109,7 +109,7 @@ public final class APIClient: Sendable {
     // MARK: The Path of One Call
 
     /// Everything but the caller's own decoding, step by step; shared by the `send` overloads.
-    private func perform<T>(_ request: Request<T>, id: RequestID, decodingOnce shared: SharedDecoding?)
+    private func perform<T>(_ request: APIRequest<T>, id: CallID, decodingOnce shared: SharedDecoding?)
         async throws -> Exchange
     {
         // 1. Build the request: bad input fails here, and nothing is sent.
@@ -202,15 +202,15 @@ public final class APIClient: Sendable {
 
     /// A request as built, and whether its target may receive the client's credentials.
     struct Prepared {
-        var request: HTTPRequest
+        var request: TransportRequest
         var isTrusted: Bool
     }
 
     /// Builds the request that will be sent: URL, merged headers, encoded body. Throws before anything
     /// is sent when any part is malformed, the method included (a method that is not a token could smuggle a
     /// second request onto the connection). The credential fields of the default headers go only to a trusted
-    /// origin (or with ``Request/sendsCredentialsToAnyOrigin``).
-    func prepare<T>(_ request: Request<T>) throws(APIError) -> Prepared {
+    /// origin (or with ``APIRequest/sendsCredentialsToAnyOrigin``).
+    func prepare<T>(_ request: APIRequest<T>) throws(APIError) -> Prepared {
         try request.method.validate()
         let url = try URLBuilder.url(base: baseText, path: request.path, query: request.query)
         let isTrusted = !URLBuilder.isAbsolute(request.path) || scope.trusts(url)
@@ -233,12 +233,14 @@ public final class APIClient: Sendable {
             if !headers.contains("Content-Type") { headers["Content-Type"] = "application/json" }
         }
         try headers.validate()
-        let built = HTTPRequest(
+        let built = TransportRequest(
             method: request.method, url: url, headers: headers, body: body, credentials: scope.credentials)
         return Prepared(request: built, isTrusted: isTrusted)
     }
 
-    private func coalescingKey(for request: HTTPRequest, policy: CoalescingPolicy, partition: String?) -> RequestKey? {
+    private func coalescingKey(for request: TransportRequest, policy: CoalescingPolicy, partition: String?)
+        -> RequestKey?
+    {
         switch policy {
         case .never: return nil
         case .always: break
@@ -256,9 +258,9 @@ public final class APIClient: Sendable {
     /// never multiply attempts or refreshes.
     ///
     /// With an authorization, each attempt carries a valid credential and a `401` earns one refresh and one resend.
-    /// The resend counts in ``Response/attempts`` but not against the retry policy. The first attempt sends `first`
+    /// The resend counts in ``APIResponse/attempts`` but not against the retry policy. The first attempt sends `first`
     /// as it is (adapters already applied); later ones adapt again, so signatures and timestamps are fresh.
-    func sendWithRetries(_ call: Call, first: HTTPRequest) async throws -> Exchange {
+    func sendWithRetries(_ call: Call, first: TransportRequest) async throws -> Exchange {
         // Bound again here: the flight may run in a task of its own, and its refreshes belong to its leader.
         // Only a call with a credential can refresh, so only it pays for binding the scope.
         guard call.authorization != nil else { return try await attempts(call, first: first) }
@@ -267,7 +269,7 @@ public final class APIClient: Sendable {
         }
     }
 
-    private func attempts(_ call: Call, first: HTTPRequest) async throws -> Exchange {
+    private func attempts(_ call: Call, first: TransportRequest) async throws -> Exchange {
         let retries = call.adapted.retryBase(for: first)
         var authorization = call.authorization
         var attempt = 0
@@ -315,13 +317,13 @@ public final class APIClient: Sendable {
 
     /// Runs the adapters in order; their failures become ``APIError/adapterFailed(_:)``. What they return is
     /// validated again, method and headers, since an adapter may change either.
-    private func adapt(_ request: HTTPRequest) async throws -> HTTPRequest {
+    private func adapt(_ request: TransportRequest) async throws -> TransportRequest {
         try await adapt(request) { _, _, _ in }
     }
 
     /// Runs the adapters once before the cache lookup, noting whether one that declared nothing changed a
     /// header the cache and the key cannot see (the call is then private).
-    private func adaptBeforeLookup(_ request: HTTPRequest) async throws -> Adapted {
+    private func adaptBeforeLookup(_ request: TransportRequest) async throws -> Adapted {
         guard !configuration.adapters.isEmpty else { return Adapted(unadapted: request, request: request) }
         var isPrivate = false
         let adapted = try await adapt(request) { adapter, before, after in
@@ -331,8 +333,8 @@ public final class APIClient: Sendable {
     }
 
     private func adapt(
-        _ request: HTTPRequest, observe: (any RequestAdapter, HTTPHeaders, HTTPHeaders) -> Void
-    ) async throws -> HTTPRequest {
+        _ request: TransportRequest, observe: (any RequestAdapter, HeaderFields, HeaderFields) -> Void
+    ) async throws -> TransportRequest {
         var request = request
         for adapter in configuration.adapters {
             let before = request.headers
@@ -356,8 +358,8 @@ public final class APIClient: Sendable {
 
     /// One attempt on the wire, bounded by the deadline. Errors that are not ``APIError`` or
     /// cancellation become ``APIError/transport(_:underlying:)`` of kind ``TransportFailure/other``.
-    private func sendOnce(_ request: HTTPRequest, timeout: Duration, attempt: Int, id: RequestID) async throws
-        -> HTTPResponse
+    private func sendOnce(_ request: TransportRequest, timeout: Duration, attempt: Int, id: CallID) async throws
+        -> TransportResponse
     {
         let transport = configuration.transport
         let start = instrumentation.attemptSent(request, attempt: attempt, id: id)
@@ -379,7 +381,8 @@ public final class APIClient: Sendable {
     // MARK: Decoding
 
     /// Decodes in the caller's task: never inside an actor, so a large body never blocks shared state.
-    static func decode<T: Decodable>(_ type: T.Type, from response: HTTPResponse, decoder: JSONDecoder) throws(APIError)
+    static func decode<T: Decodable>(_ type: T.Type, from response: TransportResponse, decoder: JSONDecoder)
+        throws(APIError)
         -> T
     {
         if let data = response.body as? T { return data }

@@ -24,9 +24,9 @@ public enum APIError: Error, Sendable {
     case timedOut(Duration)
     /// The server answered with a status code the client does not accept (by default, anything outside
     /// 2xx). Carries the whole response, body included, so the server's error message can be read.
-    case unacceptableStatus(HTTPResponse)
+    case unacceptableStatus(TransportResponse)
     /// The body could not be decoded as the requested type. Carries the decoder's error and the response.
-    case decodingFailed(type: String, underlying: any Error, response: HTTPResponse)
+    case decodingFailed(type: String, underlying: any Error, response: TransportResponse)
     /// The server sent something that is not a valid HTTP response.
     case invalidResponse(reason: String, underlying: (any Error)?)
     /// The response body was larger than the transport accepts (``URLSessionTransport/maxResponseBytes``), counted
@@ -38,7 +38,7 @@ public enum APIError: Error, Sendable {
     /// The server answered `401 Unauthorized`, and a refreshed credential could not fix it: the resend
     /// with a refreshed credential was refused too, or the client has no authenticator for the request.
     /// Carries the last response.
-    case unauthorized(HTTPResponse)
+    case unauthorized(TransportResponse)
     /// No credential could be provided for the request: the token refresh failed (now or before), was
     /// refused as one too many, or the credential changed under the request. Carries the reason and,
     /// for a failed refresh, its cause.
@@ -50,7 +50,7 @@ public enum APIError: Error, Sendable {
     }
 
     /// The response behind the error, when the server answered.
-    public var response: HTTPResponse? {
+    public var response: TransportResponse? {
         switch self {
         case .unacceptableStatus(let response), .decodingFailed(_, _, let response), .unauthorized(let response):
             response

@@ -3,9 +3,9 @@ import Foundation
 /// What the cache decided for one call: the value the path of a call switches over (see ``APIClient``).
 enum CachePlan: Sendable {
     /// Serve this stored response; send nothing.
-    case serve(HTTPResponse)
+    case serve(TransportResponse)
     /// Serve this stale response now (`stale-while-revalidate`) and send `revalidation` in the background.
-    case serveStale(HTTPResponse, revalidation: Outgoing)
+    case serveStale(TransportResponse, revalidation: Outgoing)
     /// Send, then record the answer in the cache as the outgoing request says.
     case send(Outgoing)
 }
@@ -19,13 +19,13 @@ struct Outgoing: Sendable {
         case nothing
         /// Store a `GET` response under `lookup` (a `304` to the cache's own validation is merged into
         /// `validating` instead, RFC 9111 §4.3.4).
-        case store(lookup: HTTPRequest, partition: String?, validating: CachedResponse?)
+        case store(lookup: TransportRequest, partition: String?, validating: CachedResponse?)
         /// A successful unsafe request removes the stored responses it makes stale (RFC 9111 §4.4).
-        case invalidate(HTTPRequest)
+        case invalidate(TransportRequest)
     }
 
     /// The first attempt: the request as the adapters returned it, with any validator the cache added.
-    var request: HTTPRequest
+    var request: TransportRequest
     var record: Record
     /// A stored response that may stand in when the exchange fails (`stale-if-error`, RFC 5861 §4).
     var fallback: CachedResponse?

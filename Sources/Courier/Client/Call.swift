@@ -2,7 +2,7 @@ import Foundation
 
 /// One call on its way: what the steps after the cache lookup need, passed along as one value.
 struct Call: Sendable {
-    let id: RequestID
+    let id: CallID
     /// The request as built and as the adapters returned it.
     let adapted: Adapted
     let limits: CallLimits
@@ -29,7 +29,7 @@ struct Call: Sendable {
 struct SharedDecoding: Sendable {
     private let type: ObjectIdentifier
     private let decoder: JSONDecoder
-    private let work: @Sendable (HTTPResponse, JSONDecoder) -> Result<any Sendable, APIError>
+    private let work: @Sendable (TransportResponse, JSONDecoder) -> Result<any Sendable, APIError>
 
     init<T: Decodable & Sendable>(_ type: T.Type, decoder: JSONDecoder) {
         self.type = ObjectIdentifier(type)
@@ -44,7 +44,7 @@ struct SharedDecoding: Sendable {
     }
 
     /// The decoded body (or the decoding error), tagged with what it was decoded as.
-    func decode(_ response: HTTPResponse) -> DecodedValue {
+    func decode(_ response: TransportResponse) -> DecodedValue {
         DecodedValue(type: type, decoder: ObjectIdentifier(decoder), result: work(response, decoder))
     }
 }

@@ -11,7 +11,7 @@ struct CredentialScope: Sendable {
     /// The base URL's origin and the configured trusted ones.
     let trustedOrigins: Set<Origin>
     /// The default headers without their credential fields: what a request to an untrusted origin gets.
-    let untrustedHeaders: HTTPHeaders
+    let untrustedHeaders: HeaderFields
     /// Header names whose values the coalescing key or the cache partition see; an adapter that declares nothing
     /// may change these without making a call private.
     let keyedHeaders: Set<String>
@@ -38,7 +38,7 @@ struct CredentialScope: Sendable {
     }
 
     /// Whether every header that differs between `before` and `after` is one the key or the partition sees.
-    func changesOnlyKeyedHeaders(_ before: HTTPHeaders, _ after: HTTPHeaders) -> Bool {
+    func changesOnlyKeyedHeaders(_ before: HeaderFields, _ after: HeaderFields) -> Bool {
         guard before != after else { return true }
         let names = Set(before.fields.map(\.canonicalName)).union(after.fields.map(\.canonicalName))
         return names.allSatisfy { name in
@@ -48,9 +48,9 @@ struct CredentialScope: Sendable {
 
     /// The header names and query parameters `authorize` writes into a request that had none.
     static func namesWritten(
-        by authorize: (inout HTTPRequest, Credential) -> Void, baseURL: URL
+        by authorize: (inout TransportRequest, Credential) -> Void, baseURL: URL
     ) -> CredentialPolicy {
-        var probe = HTTPRequest(url: baseURL, headers: [:])
+        var probe = TransportRequest(url: baseURL, headers: [:])
         authorize(&probe, Credential(accessToken: probeToken, refreshToken: probeToken, identity: probeToken))
         let before = Set(Self.queryNames(of: baseURL))
         return CredentialPolicy(
@@ -66,16 +66,16 @@ struct CredentialScope: Sendable {
 /// A request after the adapters ran once, before the cache and the coalescer see it.
 struct Adapted: Sendable {
     /// The request as built, before adapters: what each retry adapts again.
-    var unadapted: HTTPRequest
+    var unadapted: TransportRequest
     /// The request as the adapters returned it: what the cache matches `Vary` against, what the coalescing key is
     /// made of, and what the first attempt sends.
-    var request: HTTPRequest
+    var request: TransportRequest
     /// Whether an adapter that declared nothing changed a header the key and the cache cannot see: the call is then
     /// neither shared with other callers nor stored in or answered from the cache.
     var isPrivate = false
 
     /// What a retry adapts again: the request as built, with the validator fields the cache added to `sent`.
-    func retryBase(for sent: HTTPRequest) -> HTTPRequest {
+    func retryBase(for sent: TransportRequest) -> TransportRequest {
         guard sent.headers != request.headers else { return unadapted }
         var base = unadapted
         for name in RequestKey.conditionalHeaders {

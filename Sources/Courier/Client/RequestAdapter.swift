@@ -13,7 +13,7 @@
 /// ```swift
 /// struct APIKeyAdapter: RequestAdapter {
 ///     let key: String
-///     func adapt(_ request: HTTPRequest) async throws -> HTTPRequest {
+///     func adapt(_ request: TransportRequest) async throws -> TransportRequest {
 ///         var request = request
 ///         request.headers["X-API-Key"] = key
 ///         return request
@@ -25,12 +25,12 @@ public protocol RequestAdapter: Sendable {
     ///
     /// - Parameter request: The request as built, or as the previous adapter returned it.
     /// - Returns: The request to send.
-    func adapt(_ request: HTTPRequest) async throws -> HTTPRequest
+    func adapt(_ request: TransportRequest) async throws -> TransportRequest
 
     /// The header names this adapter sets whose values change the response (a tenant, a user, a locale).
     ///
     /// Their values partition the cache and enter the coalescing key, like credentials (they join the request's
-    /// ``HTTPRequest/credentials``). `[]` declares that nothing the adapter sets changes the response (a trace id,
+    /// ``TransportRequest/credentials``). `[]` declares that nothing the adapter sets changes the response (a trace id,
     /// a signature), so calls stay shareable. `nil`, the default, means unknown: a call whose headers this adapter
     /// changes is neither shared nor cached.
     var variesOn: [String]? { get }
@@ -49,7 +49,7 @@ extension RequestAdapter {
 /// }
 /// ```
 public struct AnyRequestAdapter: RequestAdapter {
-    private let body: @Sendable (inout HTTPRequest) async throws -> Void
+    private let body: @Sendable (inout TransportRequest) async throws -> Void
     /// The header names `body` sets whose values change the response; see ``RequestAdapter/variesOn``.
     public let variesOn: [String]?
 
@@ -59,7 +59,7 @@ public struct AnyRequestAdapter: RequestAdapter {
     ///   - variesOn: The header names `body` sets whose values change the response; `[]` when none do, `nil`
     ///     (the default) when unknown. See ``RequestAdapter/variesOn``.
     ///   - body: Edits the request in place; throwing fails the call.
-    public init(variesOn: [String]? = nil, _ body: @escaping @Sendable (inout HTTPRequest) async throws -> Void) {
+    public init(variesOn: [String]? = nil, _ body: @escaping @Sendable (inout TransportRequest) async throws -> Void) {
         self.variesOn = variesOn
         self.body = body
     }
@@ -68,7 +68,7 @@ public struct AnyRequestAdapter: RequestAdapter {
     ///
     /// - Parameter request: The request as built, or as the previous adapter returned it.
     /// - Returns: The request as the closure left it.
-    public func adapt(_ request: HTTPRequest) async throws -> HTTPRequest {
+    public func adapt(_ request: TransportRequest) async throws -> TransportRequest {
         var request = request
         try await body(&request)
         return request

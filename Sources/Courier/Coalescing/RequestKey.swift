@@ -6,7 +6,7 @@ import Foundation
 /// fragment removed), the values of the headers that change the representation (`Accept`,
 /// `Accept-Encoding`, `Accept-Language`, `Range`, the conditional `If-*` fields, plus any configured names), the
 /// body bytes when there is a body, and the request's credentials: the values of every header its
-/// ``HTTPRequest/credentials`` policy names. Two users therefore never share a response: requests with different
+/// ``TransportRequest/credentials`` policy names. Two users therefore never share a response: requests with different
 /// `Authorization`, `Cookie` or `X-API-Key` values get different keys, and so do URLs with different secret query
 /// values or user information.
 ///
@@ -23,7 +23,7 @@ public struct RequestKey: Hashable, Sendable, CustomStringConvertible, CustomRef
     static let standardVaryingHeaders = representationHeaders + conditionalHeaders
 
     /// The request method.
-    public let method: HTTPMethod
+    public let method: RequestMethod
     /// The normalized URL, credentials included (use ``description`` to print it).
     public let url: String
     /// `name: value` for each representation header present, in a fixed order.
@@ -43,7 +43,7 @@ public struct RequestKey: Hashable, Sendable, CustomStringConvertible, CustomRef
     ///   - request: The request as it will be sent (after adapters, before authorization).
     ///   - extraHeaders: Header names, besides ``representationHeaders``, whose values distinguish requests.
     ///   - partition: An identity that partitions keys, such as the credential's identity.
-    public init(_ request: HTTPRequest, varyingOn extraHeaders: [String] = [], partition: String? = nil) {
+    public init(_ request: TransportRequest, varyingOn extraHeaders: [String] = [], partition: String? = nil) {
         method = request.method
         url = Self.normalize(request.url)
         let standard = Self.standardVaryingHeaders

@@ -56,9 +56,9 @@ extension APIClient {
     /// Runs one call between its first and last event: `requestStarted`, then `requestFinished` with the response
     /// `finish` makes (decoding included), or `requestFailed`.
     func observe<T, Value>(
-        _ request: Request<T>, perform: (Request<T>, RequestID) async throws -> Exchange,
-        finish: (Exchange) throws -> Response<Value>
-    ) async throws -> Response<Value> {
+        _ request: APIRequest<T>, perform: (APIRequest<T>, CallID) async throws -> Exchange,
+        finish: (Exchange) throws -> APIResponse<Value>
+    ) async throws -> APIResponse<Value> {
         let call = instrumentation.begin()
         instrumentation.emit(call.id, .requestStarted(method: request.method, url: self.redactedURL(of: request)))
         do {
@@ -81,7 +81,7 @@ extension APIClient {
     }
 
     /// The call's URL as it will be sent, redacted; the path as given when no URL can be built from it.
-    private func redactedURL<T>(of request: Request<T>) -> String {
+    private func redactedURL<T>(of request: APIRequest<T>) -> String {
         let redaction = instrumentation.redaction
         guard let url = try? URLBuilder.url(base: baseText, path: request.path, query: request.query) else {
             return redaction.redact(request.path)
@@ -90,7 +90,7 @@ extension APIClient {
     }
 
     /// Records how the cache answered a lookup.
-    func recordLookup(_ lookup: CacheLookup, now: Date, id: RequestID) {
+    func recordLookup(_ lookup: CacheLookup, now: Date, id: CallID) {
         switch lookup {
         case .hit(let entry):
             instrumentation.count(.cacheHit)
@@ -110,7 +110,7 @@ extension APIClient {
 }
 
 extension EventScope {
-    init(_ instrumentation: Instrumentation, _ requestID: RequestID) {
-        self.init(instrumentation: instrumentation, requestID: requestID)
+    init(_ instrumentation: Instrumentation, _ callID: CallID) {
+        self.init(instrumentation: instrumentation, callID: callID)
     }
 }

@@ -5,7 +5,7 @@ extension APIClient {
     ///
     /// ```swift
     /// let before = client.metrics
-    /// _ = try await client.send(Request<User>.get("/me"))
+    /// _ = try await client.send(APIRequest<User>.get("/me"))
     /// print(client.metrics.upstreamCalls - before.upstreamCalls)  // 0 when the cache or a shared flight answered
     /// ```
     public struct Metrics: Sendable, Hashable {

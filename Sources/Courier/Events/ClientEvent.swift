@@ -1,7 +1,7 @@
 /// Identifies one call of ``APIClient``'s `send(_:)` in the events of its client.
 ///
 /// Ids are unique per ``APIClient`` and increase in the order calls start, so `#12` started after `#11`.
-public struct RequestID: RawRepresentable, Hashable, Comparable, Sendable, CustomStringConvertible {
+public struct CallID: RawRepresentable, Hashable, Comparable, Sendable, CustomStringConvertible {
     /// The number of the call, starting at 1 for a client's first call.
     public let rawValue: UInt64
 
@@ -13,7 +13,7 @@ public struct RequestID: RawRepresentable, Hashable, Comparable, Sendable, Custo
     }
 
     /// Orders ids by number, which is the order their calls started.
-    public static func < (lhs: RequestID, rhs: RequestID) -> Bool {
+    public static func < (lhs: CallID, rhs: CallID) -> Bool {
         lhs.rawValue < rhs.rawValue
     }
 
@@ -24,13 +24,13 @@ public struct RequestID: RawRepresentable, Hashable, Comparable, Sendable, Custo
 /// One step of one call: what happened, to which call, and when.
 ///
 /// Every event has the same three parts, so it is a struct around an enum of steps rather than an enum
-/// whose every case repeats the id and the time: a subscriber filters by ``requestID`` or sorts by ``at``
+/// whose every case repeats the id and the time: a subscriber filters by ``callID`` or sorts by ``at``
 /// without switching over every case, and a step is matched on its own (`case .joinedFlight(let leader)`).
 ///
 /// ```swift
 /// for await event in client.events {
 ///     if case .retryScheduled(let attempt, let delay, let reason) = event.kind {
-///         logger.warning("\(event.requestID) attempt \(attempt) failed (\(reason)), retrying in \(delay)")
+///         logger.warning("\(event.callID) attempt \(attempt) failed (\(reason)), retrying in \(delay)")
 ///     }
 /// }
 /// ```
@@ -41,7 +41,7 @@ public struct RequestID: RawRepresentable, Hashable, Comparable, Sendable, Custo
 ///   and so do error descriptions.
 public struct ClientEvent: Sendable, Hashable, CustomStringConvertible {
     /// The call this step belongs to.
-    public let requestID: RequestID
+    public let callID: CallID
     /// When it happened: time elapsed on the client's ``APIClient/Configuration/clock`` since the ``EventLog``
     /// was created. The events one subscriber receives never go back in time.
     public let at: Duration
@@ -51,11 +51,11 @@ public struct ClientEvent: Sendable, Hashable, CustomStringConvertible {
     /// Creates an event.
     ///
     /// - Parameters:
-    ///   - requestID: The call the step belongs to.
+    ///   - callID: The call the step belongs to.
     ///   - at: Time elapsed since the log was created.
     ///   - kind: What happened.
-    public init(requestID: RequestID, at: Duration, kind: Kind) {
-        self.requestID = requestID
+    public init(callID: CallID, at: Duration, kind: Kind) {
+        self.callID = callID
         self.at = at
         self.kind = kind
     }
@@ -68,10 +68,10 @@ public struct ClientEvent: Sendable, Hashable, CustomStringConvertible {
     /// carry the id of the call that led the flight; a joiner sees ``joinedFlight(leader:)`` instead.
     public enum Kind: Sendable, Hashable {
         /// The call began. The URL is redacted.
-        case requestStarted(method: HTTPMethod, url: String)
+        case requestStarted(method: RequestMethod, url: String)
         /// The call shared the flight of an identical call, `leader`, and got its result. Sent when the result
         /// arrives: the call's own attempts did not happen.
-        case joinedFlight(leader: RequestID)
+        case joinedFlight(leader: CallID)
         /// The cache answered without waiting for the server: a fresh response, or a stale one that the request or
         /// the response allows (`stale` is then `true`).
         case cacheHit(stale: Bool)
@@ -91,7 +91,7 @@ public struct ClientEvent: Sendable, Hashable, CustomStringConvertible {
         case invalidated(count: Int)
         /// Attempt number `attempt` (from 1; the resend after a token refresh counts) was handed to the transport
         /// with these headers, credentials redacted.
-        case attemptSent(attempt: Int, headers: HTTPHeaders)
+        case attemptSent(attempt: Int, headers: HeaderFields)
         /// The server answered attempt number `attempt`: its status, body size, and how long the attempt took.
         case responseReceived(attempt: Int, status: Int, bytes: Int, duration: Duration)
         /// Attempt number `attempt` failed and the retry policy sends it again after `delay`.
@@ -126,7 +126,7 @@ public struct ClientEvent: Sendable, Hashable, CustomStringConvertible {
 
     /// `#12 +3.2ms joined #11`: the id, the time, and the step, on one line.
     public var description: String {
-        "\(requestID) +\(at.formattedMilliseconds) \(kind)"
+        "\(callID) +\(at.formattedMilliseconds) \(kind)"
     }
 }
 

@@ -28,19 +28,19 @@ extension EventLog {
 
 /// Turns events into lines, remembering each call's method and URL from its first event until its last.
 struct EventLines {
-    private var targets: [RequestID: String] = [:]
+    private var targets: [CallID: String] = [:]
 
     mutating func line(for event: ClientEvent) -> String {
-        let prefix = "\(event.requestID) +\(event.at.formattedMilliseconds)"
+        let prefix = "\(event.callID) +\(event.at.formattedMilliseconds)"
         switch event.kind {
         case .requestStarted(let method, let url):
-            targets[event.requestID] = "\(method) \(url)"
+            targets[event.callID] = "\(method) \(url)"
             return "\(prefix) \(method) \(url) started"
         case .requestFinished, .requestFailed:
-            let target = targets.removeValue(forKey: event.requestID)
+            let target = targets.removeValue(forKey: event.callID)
             return [prefix, target, event.kind.description].compactMap { $0 }.joined(separator: " ")
         default:
-            return [prefix, targets[event.requestID], event.kind.description].compactMap { $0 }.joined(separator: " ")
+            return [prefix, targets[event.callID], event.kind.description].compactMap { $0 }.joined(separator: " ")
         }
     }
 }

@@ -6,7 +6,7 @@
 /// ```swift
 /// let log = EventLog()
 /// let events = log.subscribe()
-/// log.emit(RequestID(rawValue: 1), .cacheMiss)  // built only because `events` is listening
+/// log.emit(CallID(rawValue: 1), .cacheMiss)  // built only because `events` is listening
 /// ```
 ///
 /// - Important: Concurrency contract.
@@ -90,19 +90,19 @@ public final class EventLog: Sendable {
     /// Sends an event to every subscriber, timed now; builds it only if there is one.
     ///
     /// - Parameters:
-    ///   - requestID: The call the step belongs to.
+    ///   - callID: The call the step belongs to.
     ///   - kind: The step; not evaluated when nobody listens.
     @inlinable
-    public func emit(_ requestID: RequestID, _ kind: @autoclosure () -> ClientEvent.Kind) {
+    public func emit(_ callID: CallID, _ kind: @autoclosure () -> ClientEvent.Kind) {
         guard hasSubscribers else { return }
-        deliver(requestID, kind())
+        deliver(callID, kind())
     }
 
     /// The slow path of ``emit(_:_:)``: times the event and hands it to every subscriber, in one critical section,
     /// so that every subscriber sees one order of events and their times never go back.
     @usableFromInline
-    func deliver(_ requestID: RequestID, _ kind: ClientEvent.Kind) {
-        fanOut.deliver { ClientEvent(requestID: requestID, at: stopwatch.elapsed, kind: kind) }
+    func deliver(_ callID: CallID, _ kind: ClientEvent.Kind) {
+        fanOut.deliver { ClientEvent(callID: callID, at: stopwatch.elapsed, kind: kind) }
     }
 
 }

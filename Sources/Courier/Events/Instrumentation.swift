@@ -12,7 +12,7 @@ final class Instrumentation: Sendable {
 
     /// A call in progress: its id and when it started.
     struct Call: Sendable {
-        let id: RequestID
+        let id: CallID
         let start: Duration
     }
 
@@ -38,7 +38,7 @@ final class Instrumentation: Sendable {
             metrics.requests += 1
             return metrics.requests
         }
-        return Call(id: RequestID(rawValue: UInt64(number)), start: log.elapsedTime)
+        return Call(id: CallID(rawValue: UInt64(number)), start: log.elapsedTime)
     }
 
     func count(_ counter: Counter) {
@@ -56,20 +56,20 @@ final class Instrumentation: Sendable {
     }
 
     @inline(__always)
-    func emit(_ id: RequestID, _ kind: @autoclosure () -> ClientEvent.Kind) {
+    func emit(_ id: CallID, _ kind: @autoclosure () -> ClientEvent.Kind) {
         log.emit(id, kind())
     }
 
     // MARK: Attempts
 
     /// Counts and reports an attempt about to be handed to the transport; returns when it started.
-    func attemptSent(_ request: HTTPRequest, attempt: Int, id: RequestID) -> Duration {
+    func attemptSent(_ request: TransportRequest, attempt: Int, id: CallID) -> Duration {
         count(.upstreamCall)
         emit(id, .attemptSent(attempt: attempt, headers: self.redaction.redact(request.headers)))
         return log.elapsedTime
     }
 
-    func received(_ response: HTTPResponse, attempt: Int, since start: Duration, id: RequestID) {
+    func received(_ response: TransportResponse, attempt: Int, since start: Duration, id: CallID) {
         emit(
             id,
             .responseReceived(
@@ -112,21 +112,21 @@ struct EventScope: Sendable {
     @TaskLocal static var current: EventScope?
 
     let instrumentation: Instrumentation
-    let requestID: RequestID
+    let callID: CallID
 
     /// Called as the refresh starts, in the task of the call that starts it.
     func refreshStarted() {
         instrumentation.count(.tokenRefresh)
-        instrumentation.emit(requestID, .tokenRefreshStarted)
+        instrumentation.emit(callID, .tokenRefreshStarted)
     }
 
     /// Called with the refresh's result or timeout, before waiters are resumed. The credential is never looked at.
     func refreshEnded(_ result: Result<Credential, APIError>) {
         switch result {
         case .success:
-            instrumentation.emit(requestID, .tokenRefreshSucceeded)
+            instrumentation.emit(callID, .tokenRefreshSucceeded)
         case .failure(let reason):
-            instrumentation.emit(requestID, .tokenRefreshFailed(reason: instrumentation.describe(reason)))
+            instrumentation.emit(callID, .tokenRefreshFailed(reason: instrumentation.describe(reason)))
         }
     }
 }

@@ -25,8 +25,8 @@ struct Redaction: Sendable {
     // MARK: Redacting
 
     /// `headers` with the values of secret fields replaced.
-    func redact(_ headers: HTTPHeaders) -> HTTPHeaders {
-        HTTPHeaders(
+    func redact(_ headers: HeaderFields) -> HeaderFields {
+        HeaderFields(
             headers.fields.map { field in
                 (field.name, headerNames.contains(field.canonicalName) ? Self.placeholder : field.value)
             })

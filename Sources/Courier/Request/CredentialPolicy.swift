@@ -44,7 +44,7 @@ public struct CredentialPolicy: Sendable, Hashable {
         "secret", "sig", "signature", "token",
     ]
 
-    /// The standard header names and query parameters; what a value printed on its own (an ``HTTPHeaders``,
+    /// The standard header names and query parameters; what a value printed on its own (an ``HeaderFields``,
     /// an ``APIError``) is redacted with.
     public static let standard = CredentialPolicy(
         headerNames: standardHeaderNames, queryParameters: standardQueryParameters)
@@ -67,14 +67,14 @@ public struct CredentialPolicy: Sendable, Hashable {
     }
 
     /// The credential fields of `headers` as `name: value` lines, in order: what keys and partitions compare.
-    func credentialLines(of headers: HTTPHeaders) -> [String] {
+    func credentialLines(of headers: HeaderFields) -> [String] {
         headers.fields.compactMap { field in
             headerNames.contains(field.canonicalName) ? field.canonicalName + ": " + field.value : nil
         }
     }
 
     /// `headers` without any credential field.
-    func removingCredentials(from headers: HTTPHeaders) -> HTTPHeaders {
-        HTTPHeaders(fields: headers.fields.filter { !headerNames.contains($0.canonicalName) })
+    func removingCredentials(from headers: HeaderFields) -> HeaderFields {
+        HeaderFields(fields: headers.fields.filter { !headerNames.contains($0.canonicalName) })
     }
 }

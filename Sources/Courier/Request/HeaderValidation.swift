@@ -10,7 +10,7 @@ enum HTTPToken {
     }
 }
 
-extension HTTPHeaders {
+extension HeaderFields {
     /// Throws unless every name is a token and no value contains a control character other than tab.
     ///
     /// A CR or LF in a value would let a caller's data inject headers or split the request, so it is
@@ -30,7 +30,7 @@ extension HTTPHeaders {
     }
 }
 
-extension HTTPMethod {
+extension RequestMethod {
     /// Throws unless the method is a token (RFC 9110 §9.1).
     ///
     /// The method is the first word of the request line: a space or a line break in it would let a caller's data

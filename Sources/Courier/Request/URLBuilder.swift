@@ -1,6 +1,6 @@
 import Foundation
 
-/// Builds the absolute URL of a ``Request``: relative paths are appended to the base URL's path, absolute
+/// Builds the absolute URL of a ``APIRequest``: relative paths are appended to the base URL's path, absolute
 /// URLs are used as given, and query items are percent-encoded per RFC 3986.
 ///
 /// A base URL may carry a query (`https://api.example.com/v1?tenant=acme`): the path goes before it and the queries

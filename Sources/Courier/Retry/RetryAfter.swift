@@ -4,7 +4,7 @@ import Foundation
 enum RetryAfter {
     /// The delay the server asked for, or `nil` when the header is absent or unreadable.
     /// A date in the past means "now" (zero); a huge number or a far date saturates, and never traps.
-    static func delay(in headers: HTTPHeaders, now: Date) -> Duration? {
+    static func delay(in headers: HeaderFields, now: Date) -> Duration? {
         guard let value = headers["Retry-After"]?.trimmingCharacters(in: .whitespaces), !value.isEmpty else {
             return nil
         }

@@ -46,7 +46,7 @@ public struct RetryPolicy: Sendable {
     /// The transport failures that are retried.
     public var retryableFailures: Set<TransportFailure>
     /// The methods retried without an `Idempotency-Key`.
-    public var idempotentMethods: Set<HTTPMethod>
+    public var idempotentMethods: Set<RequestMethod>
     /// The longest `Retry-After` honoured; a longer one ends the retries.
     public var maximumRetryAfter: Duration
 
@@ -73,7 +73,7 @@ public struct RetryPolicy: Sendable {
         retryableFailures: Set<TransportFailure> = [
             .timedOut, .cannotConnect, .connectionLost, .dnsFailure, .notConnected,
         ],
-        idempotentMethods: Set<HTTPMethod> = [.get, .head, .put, .delete, .options, .trace],
+        idempotentMethods: Set<RequestMethod> = [.get, .head, .put, .delete, .options, .trace],
         maximumRetryAfter: Duration = .seconds(60)
     ) {
         self.maxAttempts = max(1, maxAttempts)
@@ -157,7 +157,7 @@ public struct RetryPolicy: Sendable {
         }
     }
 
-    private func isRetryable(_ request: HTTPRequest) -> Bool {
+    private func isRetryable(_ request: TransportRequest) -> Bool {
         idempotentMethods.contains(request.method) || request.headers.contains("Idempotency-Key")
     }
 
@@ -183,13 +183,13 @@ public struct RetryContext: Sendable {
     /// How an attempt ended.
     public enum Outcome: Sendable {
         /// The server answered with a status the client does not accept.
-        case response(HTTPResponse)
+        case response(TransportResponse)
         /// The attempt failed before a response arrived.
         case failure(APIError)
     }
 
     /// The request as it was sent (after adapters ran).
-    public let request: HTTPRequest
+    public let request: TransportRequest
     /// The number of the attempt that just ended, starting at 1. The resend after a token refresh (see
     /// ``APIClient/Configuration/authenticator``) is not counted, so it never uses up a retry.
     public let attempt: Int
@@ -205,7 +205,7 @@ public struct RetryContext: Sendable {
     ///   - attempt: The number of the attempt that just ended, starting at 1.
     ///   - outcome: How it ended.
     ///   - now: The current date.
-    public init(request: HTTPRequest, attempt: Int, outcome: Outcome, now: Date) {
+    public init(request: TransportRequest, attempt: Int, outcome: Outcome, now: Date) {
         self.request = request
         self.attempt = attempt
         self.outcome = outcome

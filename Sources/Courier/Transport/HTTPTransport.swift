@@ -15,11 +15,11 @@
 /// struct FixtureTransport: HTTPTransport {
 ///     let fixtures: [String: Data]
 ///
-///     func send(_ request: HTTPRequest) async throws -> HTTPResponse {
+///     func send(_ request: TransportRequest) async throws -> TransportResponse {
 ///         guard let body = fixtures[request.url.path] else {
-///             return HTTPResponse(statusCode: 404)
+///             return TransportResponse(statusCode: 404)
 ///         }
-///         return HTTPResponse(statusCode: 200, headers: ["Content-Type": "application/json"], body: body)
+///         return TransportResponse(statusCode: 200, headers: ["Content-Type": "application/json"], body: body)
 ///     }
 /// }
 /// ```
@@ -33,5 +33,5 @@ public protocol HTTPTransport: Sendable {
     /// - Parameter request: The request to send, fully built and authorized.
     /// - Returns: The response with its whole body.
     /// - Throws: ``APIError`` for transport failures, `CancellationError` when the caller cancelled.
-    func send(_ request: HTTPRequest) async throws -> HTTPResponse
+    func send(_ request: TransportRequest) async throws -> TransportResponse
 }

@@ -132,12 +132,12 @@ public final class URLSessionTransport: HTTPTransport {
     /// - Throws: ``APIError/transport(_:underlying:)`` when the exchange failed,
     ///   ``APIError/responseTooLarge(limit:)`` past ``maxResponseBytes``, `CancellationError` when the calling
     ///   task was cancelled.
-    public func send(_ request: HTTPRequest) async throws -> HTTPResponse {
+    public func send(_ request: TransportRequest) async throws -> TransportResponse {
         var next = Self.urlRequest(for: request)
         for _ in 0...Self.maxRedirects {
             switch try await exchange(next, origin: request.url, credentials: request.credentials) {
             case .response(let head, let body):
-                return HTTPResponse(statusCode: head.statusCode, headers: Self.headers(of: head), body: body)
+                return TransportResponse(statusCode: head.statusCode, headers: Self.headers(of: head), body: body)
             case .redirect(let redirected):
                 next = redirected
             case .failure(let error):
@@ -194,7 +194,7 @@ public final class URLSessionTransport: HTTPTransport {
 
     // MARK: Translating
 
-    static func urlRequest(for request: HTTPRequest) -> URLRequest {
+    static func urlRequest(for request: TransportRequest) -> URLRequest {
         var urlRequest = URLRequest(url: request.url)
         urlRequest.httpMethod = request.method.rawValue
         urlRequest.cachePolicy = .reloadIgnoringLocalCacheData
@@ -206,8 +206,8 @@ public final class URLSessionTransport: HTTPTransport {
         return urlRequest
     }
 
-    static func headers(of response: HTTPURLResponse) -> HTTPHeaders {
-        var headers = HTTPHeaders()
+    static func headers(of response: HTTPURLResponse) -> HeaderFields {
+        var headers = HeaderFields()
         for case let (name as String, value as String) in response.allHeaderFields {
             headers.add(name: name, value: value)
         }

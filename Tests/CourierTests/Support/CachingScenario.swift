@@ -9,17 +9,17 @@ import Testing
 struct CachingScenario: Sendable, CustomTestStringConvertible {
     /// How the server answers a request that carries the cache's conditional fields.
     enum ValidationReply: Sendable {
-        case notModified(HTTPHeaders)
+        case notModified(HeaderFields)
         case status(Int)
         case transportFailure
     }
 
     /// An unsafe request sent between the two `GET`s, and the server's answer to it.
     struct Between: Sendable {
-        var method: HTTPMethod
+        var method: RequestMethod
         var path: String
         var status: Int = 200
-        var headers: HTTPHeaders = [:]
+        var headers: HeaderFields = [:]
     }
 
     /// What the second request should observe.
@@ -33,7 +33,7 @@ struct CachingScenario: Sendable, CustomTestStringConvertible {
         /// The body of the answer; by default `v1` for stored answers and `v2` for fresh network answers.
         var body: String?
         /// A header the answer must carry.
-        var header: HTTPHeaders.Field?
+        var header: HeaderFields.Field?
 
         static let cached = Expect(called: false, source: .cache)
         static let network = Expect(called: true, source: .network)
@@ -50,16 +50,16 @@ struct CachingScenario: Sendable, CustomTestStringConvertible {
     }
 
     var name: String
-    var first: HTTPHeaders
+    var first: HeaderFields
     var firstStatus = 200
-    var firstRequest: HTTPHeaders = [:]
+    var firstRequest: HeaderFields = [:]
     /// Seconds the first exchange takes on the wire (the date moves while the transport works).
     var firstDelay: TimeInterval = 0
     var elapsed: TimeInterval
     var between: Between?
     var path = "/r"
-    var second: HTTPHeaders = [:]
-    var secondMethod: HTTPMethod = .get
+    var second: HeaderFields = [:]
+    var secondMethod: RequestMethod = .get
     var policy: CachePolicy = .useProtocolPolicy
     var reply: ValidationReply = .notModified([:])
     var expect: Expect
@@ -76,10 +76,10 @@ struct CachingScenario: Sendable, CustomTestStringConvertible {
                 var headers = scenario.first
                 if !headers.contains("Date") { headers["Date"] = TestDate.http(0) }
                 if headers["Date"] == "-" { headers["Date"] = nil }
-                return HTTPResponse(statusCode: scenario.firstStatus, headers: headers, body: Data("v1".utf8))
+                return TransportResponse(statusCode: scenario.firstStatus, headers: headers, body: Data("v1".utf8))
             }
             if !request.method.isSafe, let between = scenario.between {
-                return HTTPResponse(statusCode: between.status, headers: between.headers)
+                return TransportResponse(statusCode: between.status, headers: between.headers)
             }
             let now = HTTPDate.format(date.now)
             if request.headers.contains("If-None-Match") || request.headers.contains("If-Modified-Since") {
@@ -87,29 +87,29 @@ struct CachingScenario: Sendable, CustomTestStringConvertible {
                 case .notModified(let headers):
                     var headers = headers
                     if !headers.contains("Date") { headers["Date"] = now }
-                    return HTTPResponse(statusCode: 304, headers: headers)
+                    return TransportResponse(statusCode: 304, headers: headers)
                 case .status(let status):
-                    return HTTPResponse(statusCode: status, headers: ["Date": now], body: Data("boom".utf8))
+                    return TransportResponse(statusCode: status, headers: ["Date": now], body: Data("boom".utf8))
                 case .transportFailure:
                     throw APIError.transport(.connectionLost, underlying: URLError(.networkConnectionLost))
                 }
             }
-            return HTTPResponse(statusCode: 200, headers: ["Date": now], body: Data("v2".utf8))
+            return TransportResponse(statusCode: 200, headers: ["Date": now], body: Data("v2".utf8))
         }
         var configuration = APIClient.Configuration(
             transport: transport, cache: ResponseCache(), retryPolicy: .never, currentDate: { date.now })
         configuration.acceptableStatusCodes = 100..<600
         let client = APIClient(baseURL: URL(string: "http://api.test")!, configuration: configuration)
 
-        _ = try await client.send(Request<Data>(path: path, headers: firstRequest))
+        _ = try await client.send(APIRequest<Data>(path: path, headers: firstRequest))
         date.advance(by: elapsed)
         if let between {
-            _ = try await client.send(Request<Data>(method: between.method, path: between.path))
+            _ = try await client.send(APIRequest<Data>(method: between.method, path: between.path))
         }
         let before = transport.callCount
-        let outcome: Result<Response<Data>, any Error>
+        let outcome: Result<APIResponse<Data>, any Error>
         do {
-            let request = Request<Data>(method: secondMethod, path: path, headers: second, cachePolicy: policy)
+            let request = APIRequest<Data>(method: secondMethod, path: path, headers: second, cachePolicy: policy)
             outcome = .success(try await client.send(request))
         } catch {
             outcome = .failure(error)

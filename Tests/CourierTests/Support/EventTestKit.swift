@@ -9,7 +9,7 @@ enum EventTestKit {
     static let baseURL = URL(string: "https://api.example.com")!
 
     /// The id of the marker event ``collect(_:from:)`` emits; clients number their calls from 1.
-    static let marker = RequestID(rawValue: 0)
+    static let marker = CallID(rawValue: 0)
 
     /// Every event `stream` received before this call: emits a marker into `log` and reads up to it. Events are
     /// emitted synchronously by the calls, so everything a finished call emitted is already buffered.
@@ -17,7 +17,7 @@ enum EventTestKit {
         log.emit(marker, .cacheMiss)
         var events: [ClientEvent] = []
         for await event in stream {
-            if event.requestID == marker { break }
+            if event.callID == marker { break }
             events.append(event)
         }
         return events
@@ -25,7 +25,7 @@ enum EventTestKit {
 
     /// The kinds of the events of call `id`, in order.
     static func kinds(_ events: [ClientEvent], of id: UInt64) -> [ClientEvent.Kind] {
-        events.filter { $0.requestID == RequestID(rawValue: id) }.map(\.kind)
+        events.filter { $0.callID == CallID(rawValue: id) }.map(\.kind)
     }
 
     /// A client over `transport` with a manual clock and date, no retries unless told, and no cache unless given.
@@ -42,7 +42,7 @@ enum EventTestKit {
     }
 
     /// `GET /path` as the events show it.
-    static func started(_ path: String, _ method: HTTPMethod = .get) -> ClientEvent.Kind {
+    static func started(_ path: String, _ method: RequestMethod = .get) -> ClientEvent.Kind {
         .requestStarted(method: method, url: "https://api.example.com" + path)
     }
 }

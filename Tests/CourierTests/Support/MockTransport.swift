@@ -6,10 +6,10 @@ import Foundation
 ///
 /// Each test makes its own instance, so tests running in parallel share nothing.
 final class MockTransport: HTTPTransport {
-    typealias Handler = @Sendable (HTTPRequest, Int) async throws -> HTTPResponse
+    typealias Handler = @Sendable (TransportRequest, Int) async throws -> TransportResponse
 
     private let handler: Handler
-    private let recorded = Locked<[HTTPRequest]>([])
+    private let recorded = Locked<[TransportRequest]>([])
 
     /// A transport that answers with `handler(request, callIndex)`, `callIndex` counting from 0.
     init(_ handler: @escaping Handler) {
@@ -18,9 +18,9 @@ final class MockTransport: HTTPTransport {
 
     /// A transport that always answers with the same response.
     static func responding(
-        status: Int = 200, headers: HTTPHeaders = [:], body: String = ""
+        status: Int = 200, headers: HeaderFields = [:], body: String = ""
     ) -> MockTransport {
-        MockTransport { _, _ in HTTPResponse(statusCode: status, headers: headers, body: Data(body.utf8)) }
+        MockTransport { _, _ in TransportResponse(statusCode: status, headers: headers, body: Data(body.utf8)) }
     }
 
     /// A transport that answers JSON with status 200.
@@ -29,17 +29,17 @@ final class MockTransport: HTTPTransport {
     }
 
     /// A transport that answers the given results in turn, repeating the last one.
-    static func sequence(_ results: [Result<HTTPResponse, APIError>]) -> MockTransport {
+    static func sequence(_ results: [Result<TransportResponse, APIError>]) -> MockTransport {
         MockTransport { _, index in try results[min(index, results.count - 1)].get() }
     }
 
     /// Every request received, in order.
-    var requests: [HTTPRequest] { recorded.withLock { $0 } }
+    var requests: [TransportRequest] { recorded.withLock { $0 } }
 
     /// How many requests were received.
     var callCount: Int { recorded.withLock { $0.count } }
 
-    func send(_ request: HTTPRequest) async throws -> HTTPResponse {
+    func send(_ request: TransportRequest) async throws -> TransportResponse {
         let index = recorded.withLock { requests in
             requests.append(request)
             return requests.count - 1
@@ -48,9 +48,9 @@ final class MockTransport: HTTPTransport {
     }
 }
 
-extension HTTPResponse {
+extension TransportResponse {
     /// A response with a text body, for tests.
-    static func text(_ status: Int, _ body: String = "", headers: HTTPHeaders = [:]) -> HTTPResponse {
-        HTTPResponse(statusCode: status, headers: headers, body: Data(body.utf8))
+    static func text(_ status: Int, _ body: String = "", headers: HeaderFields = [:]) -> TransportResponse {
+        TransportResponse(statusCode: status, headers: headers, body: Data(body.utf8))
     }
 }

@@ -4,13 +4,13 @@
 /// and any other token can be written as a string literal:
 ///
 /// ```swift
-/// let purge: HTTPMethod = "PURGE"
+/// let purge: RequestMethod = "PURGE"
 /// ```
 ///
 /// Any string makes a method, so that literals stay simple; ``APIClient`` checks it is a token before sending and
 /// fails with ``InvalidRequestReason/invalidMethod(_:)`` otherwise: a space or a line break in a method would let
 /// it rewrite the request line or smuggle a second request.
-public struct HTTPMethod: RawRepresentable, Hashable, Sendable, ExpressibleByStringLiteral, CustomStringConvertible {
+public struct RequestMethod: RawRepresentable, Hashable, Sendable, ExpressibleByStringLiteral, CustomStringConvertible {
     /// The method token as it is sent on the wire.
     public let rawValue: String
 
@@ -31,23 +31,23 @@ public struct HTTPMethod: RawRepresentable, Hashable, Sendable, ExpressibleByStr
     public var description: String { rawValue }
 
     /// `GET`: transfer a current representation of the target resource.
-    public static let get: HTTPMethod = "GET"
+    public static let get: RequestMethod = "GET"
     /// `HEAD`: like `GET`, but the server sends no body.
-    public static let head: HTTPMethod = "HEAD"
+    public static let head: RequestMethod = "HEAD"
     /// `POST`: perform resource-specific processing on the request body.
-    public static let post: HTTPMethod = "POST"
+    public static let post: RequestMethod = "POST"
     /// `PUT`: replace the target resource with the request body.
-    public static let put: HTTPMethod = "PUT"
+    public static let put: RequestMethod = "PUT"
     /// `PATCH`: apply partial modifications to the target resource.
-    public static let patch: HTTPMethod = "PATCH"
+    public static let patch: RequestMethod = "PATCH"
     /// `DELETE`: remove the target resource.
-    public static let delete: HTTPMethod = "DELETE"
+    public static let delete: RequestMethod = "DELETE"
     /// `OPTIONS`: describe the communication options for the target resource.
-    public static let options: HTTPMethod = "OPTIONS"
+    public static let options: RequestMethod = "OPTIONS"
     /// `TRACE`: perform a message loop-back test.
-    public static let trace: HTTPMethod = "TRACE"
+    public static let trace: RequestMethod = "TRACE"
     /// `CONNECT`: establish a tunnel to the server.
-    public static let connect: HTTPMethod = "CONNECT"
+    public static let connect: RequestMethod = "CONNECT"
 
     /// Whether the method is safe (RFC 9110 §9.2.1): it is read-only from the client's point of view.
     public var isSafe: Bool {

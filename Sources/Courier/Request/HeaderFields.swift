@@ -5,7 +5,7 @@
 /// as RFC 9110 §5.1 requires.
 ///
 /// ```swift
-/// var headers: HTTPHeaders = ["Accept": "application/json"]
+/// var headers: HeaderFields = ["Accept": "application/json"]
 /// headers["accept"]                      // "application/json"
 /// headers.add(name: "Cache-Control", value: "no-cache")
 /// ```
@@ -13,7 +13,7 @@
 /// The ``description`` of a header list replaces the values of credentials (the fields
 /// ``CredentialPolicy/standard`` names, such as `Authorization`, `Cookie` and `X-API-Key`) with `<redacted>`, so
 /// headers can be logged safely.
-public struct HTTPHeaders: Sendable, Hashable, ExpressibleByDictionaryLiteral {
+public struct HeaderFields: Sendable, Hashable, ExpressibleByDictionaryLiteral {
     /// One header field: a name as it was written and its value.
     public struct Field: Sendable, Hashable {
         /// The field name, in the case it was given.
@@ -171,27 +171,27 @@ public struct HTTPHeaders: Sendable, Hashable, ExpressibleByDictionaryLiteral {
     ///
     /// The names are checked against this list as it was before adding: checking while appending would find the
     /// first line of a repeated default and drop the others.
-    mutating func addMissing(from other: HTTPHeaders) {
+    mutating func addMissing(from other: HeaderFields) {
         let missing = other.fields.filter { !contains($0.name) }
         fields.append(contentsOf: missing)
     }
 }
 
-extension HTTPHeaders: Sequence {
+extension HeaderFields: Sequence {
     /// Iterates over the fields in order.
     public func makeIterator() -> IndexingIterator<[Field]> {
         fields.makeIterator()
     }
 }
 
-extension HTTPHeaders: CustomStringConvertible {
+extension HeaderFields: CustomStringConvertible {
     /// The fields one per line as `Name: value`, with credential values replaced by `<redacted>`.
     public var description: String {
         fields.map(\.description).joined(separator: "\n")
     }
 }
 
-extension HTTPHeaders: CustomReflectable {
+extension HeaderFields: CustomReflectable {
     /// One child per field, `Name: value`, credentials redacted as in ``description``, so `dump` and
     /// reflection-based loggers never show a token either.
     public var customMirror: Mirror {
@@ -199,7 +199,7 @@ extension HTTPHeaders: CustomReflectable {
     }
 }
 
-extension HTTPHeaders.Field: CustomStringConvertible, CustomReflectable {
+extension HeaderFields.Field: CustomStringConvertible, CustomReflectable {
     /// `Name: value`, with the value of a credential field (one ``CredentialPolicy/standard`` names)
     /// replaced by `<redacted>`.
     public var description: String {

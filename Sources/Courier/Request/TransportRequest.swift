@@ -2,16 +2,16 @@ import Foundation
 
 /// A fully built HTTP request, as it is handed to an ``HTTPTransport``.
 ///
-/// ``APIClient`` turns a ``Request`` into an `HTTPRequest` (base URL, path, query, headers and encoded
+/// ``APIClient`` turns a ``APIRequest`` into an `TransportRequest` (base URL, path, query, headers and encoded
 /// body), runs the configured ``RequestAdapter``s on it before every attempt, and sends it.
 /// Transports and adapters see only this value type.
-public struct HTTPRequest: Sendable, Hashable {
+public struct TransportRequest: Sendable, Hashable {
     /// The request method.
-    public var method: HTTPMethod
+    public var method: RequestMethod
     /// The absolute URL of the target resource.
     public var url: URL
     /// The header fields to send.
-    public var headers: HTTPHeaders
+    public var headers: HeaderFields
     /// The body to send, or `nil` for none.
     public var body: Data?
     /// Which parts of this request are credentials: what its ``description`` and events redact, what
@@ -28,7 +28,7 @@ public struct HTTPRequest: Sendable, Hashable {
     ///   - body: The body to send, or `nil` for none.
     ///   - credentials: Which parts of the request are credentials.
     public init(
-        method: HTTPMethod = .get, url: URL, headers: HTTPHeaders = [:], body: Data? = nil,
+        method: RequestMethod = .get, url: URL, headers: HeaderFields = [:], body: Data? = nil,
         credentials: CredentialPolicy = .standard
     ) {
         self.method = method
@@ -39,7 +39,7 @@ public struct HTTPRequest: Sendable, Hashable {
     }
 }
 
-extension HTTPRequest: CustomStringConvertible, CustomReflectable {
+extension TransportRequest: CustomStringConvertible, CustomReflectable {
     /// `METHOD url`, with no headers or body, and the URL's credentials (secret query values, password)
     /// shown as `<redacted>`.
     public var description: String {

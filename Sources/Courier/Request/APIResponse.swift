@@ -17,7 +17,7 @@ public enum ResponseSource: String, Sendable, Hashable, CustomStringConvertible 
 }
 
 /// The answer to ``APIClient``'s `send(_:)`: the decoded value and how it was obtained.
-public struct Response<Value> {
+public struct APIResponse<Value> {
     /// The decoded value.
     public let value: Value
     /// The raw response body.
@@ -25,7 +25,7 @@ public struct Response<Value> {
     /// The status code of the response.
     public let statusCode: Int
     /// The response header fields.
-    public let headers: HTTPHeaders
+    public let headers: HeaderFields
     /// The URL the request was sent to.
     public let url: URL
     /// Where the response came from: the network, the cache, or a revalidated cache entry.
@@ -51,7 +51,7 @@ public struct Response<Value> {
     ///   - joined: Whether the caller shared another caller's request.
     ///   - attempts: How many times the request was sent; `0` for an answer from the cache.
     public init(
-        value: Value, data: Data, statusCode: Int, headers: HTTPHeaders, url: URL,
+        value: Value, data: Data, statusCode: Int, headers: HeaderFields, url: URL,
         source: ResponseSource = .network, joined: Bool = false, attempts: Int = 1
     ) {
         self.init(
@@ -60,7 +60,7 @@ public struct Response<Value> {
     }
 
     init(
-        value: Value, data: Data, statusCode: Int, headers: HTTPHeaders, url: URL, source: ResponseSource,
+        value: Value, data: Data, statusCode: Int, headers: HeaderFields, url: URL, source: ResponseSource,
         joined: Bool, attempts: Int, credentials: CredentialPolicy
     ) {
         self.value = value
@@ -78,16 +78,16 @@ public struct Response<Value> {
     ///
     /// - Parameter transform: Makes the new value from ``value``.
     /// - Returns: A response whose ``value`` is `transform(value)`.
-    public func map<NewValue>(_ transform: (Value) throws -> NewValue) rethrows -> Response<NewValue> {
-        Response<NewValue>(
+    public func map<NewValue>(_ transform: (Value) throws -> NewValue) rethrows -> APIResponse<NewValue> {
+        APIResponse<NewValue>(
             value: try transform(value), data: data, statusCode: statusCode, headers: headers, url: url,
             source: source, joined: joined, attempts: attempts, credentials: credentials)
     }
 }
 
-extension Response: Sendable where Value: Sendable {}
+extension APIResponse: Sendable where Value: Sendable {}
 
-extension Response: CustomReflectable {
+extension APIResponse: CustomReflectable {
     /// The fields with the URL's credentials and credential header values redacted, so `dump` and
     /// reflection-based loggers never show a secret the request carried or a `Set-Cookie` it received.
     public var customMirror: Mirror {

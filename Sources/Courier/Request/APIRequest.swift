@@ -1,6 +1,6 @@
 import Foundation
 
-/// A description of one API call whose successful answer decodes to `Response`.
+/// A description of one API call whose successful answer decodes to `Value`.
 ///
 /// A request names its target by a path relative to the client's base URL (`"/users/42"`) or by an
 /// absolute URL (`"https://cdn.example.com/a.png"`), and carries the query, headers, body and per-call
@@ -9,14 +9,14 @@ import Foundation
 /// ```swift
 /// struct User: Decodable { let id: Int; let name: String }
 ///
-/// let user = try await client.send(Request<User>.get("/users/42")).value
-/// try await client.send(Request<Void>.post("/users", body: NewUser(name: "Ada")))
+/// let user = try await client.send(APIRequest<User>.get("/users/42")).value
+/// try await client.send(APIRequest<Void>.post("/users", body: NewUser(name: "Ada")))
 /// ```
 ///
-/// `Request<Data>` returns the raw body, and `Request<Void>` ignores it.
-public struct Request<Response>: Sendable {
+/// `APIRequest<Data>` returns the raw body, and `APIRequest<Void>` ignores it.
+public struct APIRequest<Value>: Sendable {
     /// The request method.
-    public var method: HTTPMethod
+    public var method: RequestMethod
     /// A path relative to the client's base URL, such as `"/users/42"`, or an absolute `http(s)` URL.
     ///
     /// The path may carry its own query (`"/search?q=swift"`); ``query`` items are appended to it.
@@ -28,9 +28,9 @@ public struct Request<Response>: Sendable {
     /// so `+`, `&` and `=` in values reach the server intact).
     public var query: [URLQueryItem]
     /// Header fields for this request. They override the client's default headers of the same name.
-    public var headers: HTTPHeaders
+    public var headers: HeaderFields
     /// The body, if any.
-    public var body: RequestBody?
+    public var body: RequestPayload?
     /// How the request uses the client's ``ResponseCache``. ``CachePolicy/useProtocolPolicy`` by default.
     public var cachePolicy: CachePolicy
     /// Whether identical in-flight requests may share one upstream call. See ``CoalescingPolicy``.
@@ -64,11 +64,11 @@ public struct Request<Response>: Sendable {
     ///   - requiresAuthentication: Whether the client's authenticator should authorize this request.
     ///   - timeout: The deadline of one attempt; `nil` uses the client's default.
     public init(
-        method: HTTPMethod = .get,
+        method: RequestMethod = .get,
         path: String,
         query: [URLQueryItem] = [],
-        headers: HTTPHeaders = [:],
-        body: RequestBody? = nil,
+        headers: HeaderFields = [:],
+        body: RequestPayload? = nil,
         cachePolicy: CachePolicy = .useProtocolPolicy,
         coalescing: CoalescingPolicy = .automatic,
         requiresAuthentication: Bool = true,
@@ -94,7 +94,7 @@ public struct Request<Response>: Sendable {
     ///   - url: The absolute URL of the target resource.
     ///   - headers: Header fields for this request.
     ///   - body: The body, if any.
-    public init(method: HTTPMethod = .get, url: URL, headers: HTTPHeaders = [:], body: RequestBody? = nil) {
+    public init(method: RequestMethod = .get, url: URL, headers: HeaderFields = [:], body: RequestPayload? = nil) {
         self.init(method: method, path: url.absoluteString, headers: headers, body: body)
     }
 }

@@ -1,6 +1,6 @@
 import Foundation
 
-extension Request {
+extension APIRequest {
     // MARK: Reading
 
     /// A `GET` request.
@@ -9,8 +9,8 @@ extension Request {
     ///   - path: A path relative to the base URL, or an absolute URL.
     ///   - query: Query items to append.
     ///   - headers: Header fields for this request.
-    public static func get(_ path: String, query: [URLQueryItem] = [], headers: HTTPHeaders = [:]) -> Request {
-        Request(method: .get, path: path, query: query, headers: headers)
+    public static func get(_ path: String, query: [URLQueryItem] = [], headers: HeaderFields = [:]) -> APIRequest {
+        APIRequest(method: .get, path: path, query: query, headers: headers)
     }
 
     /// A `HEAD` request.
@@ -19,8 +19,8 @@ extension Request {
     ///   - path: A path relative to the base URL, or an absolute URL.
     ///   - query: Query items to append.
     ///   - headers: Header fields for this request.
-    public static func head(_ path: String, query: [URLQueryItem] = [], headers: HTTPHeaders = [:]) -> Request {
-        Request(method: .head, path: path, query: query, headers: headers)
+    public static func head(_ path: String, query: [URLQueryItem] = [], headers: HeaderFields = [:]) -> APIRequest {
+        APIRequest(method: .head, path: path, query: query, headers: headers)
     }
 
     // MARK: Writing
@@ -33,9 +33,9 @@ extension Request {
     ///   - query: Query items to append.
     ///   - headers: Header fields for this request.
     public static func post(
-        _ path: String, body: (any Encodable & Sendable)? = nil, query: [URLQueryItem] = [], headers: HTTPHeaders = [:]
-    ) -> Request {
-        Request(method: .post, path: path, query: query, headers: headers, body: RequestBody(body))
+        _ path: String, body: (any Encodable & Sendable)? = nil, query: [URLQueryItem] = [], headers: HeaderFields = [:]
+    ) -> APIRequest {
+        APIRequest(method: .post, path: path, query: query, headers: headers, body: RequestPayload(body))
     }
 
     /// A `PUT` request whose body is `body` encoded as JSON (or sent as-is when it is `Data`).
@@ -46,9 +46,9 @@ extension Request {
     ///   - query: Query items to append.
     ///   - headers: Header fields for this request.
     public static func put(
-        _ path: String, body: (any Encodable & Sendable)? = nil, query: [URLQueryItem] = [], headers: HTTPHeaders = [:]
-    ) -> Request {
-        Request(method: .put, path: path, query: query, headers: headers, body: RequestBody(body))
+        _ path: String, body: (any Encodable & Sendable)? = nil, query: [URLQueryItem] = [], headers: HeaderFields = [:]
+    ) -> APIRequest {
+        APIRequest(method: .put, path: path, query: query, headers: headers, body: RequestPayload(body))
     }
 
     /// A `PATCH` request whose body is `body` encoded as JSON (or sent as-is when it is `Data`).
@@ -59,9 +59,9 @@ extension Request {
     ///   - query: Query items to append.
     ///   - headers: Header fields for this request.
     public static func patch(
-        _ path: String, body: (any Encodable & Sendable)? = nil, query: [URLQueryItem] = [], headers: HTTPHeaders = [:]
-    ) -> Request {
-        Request(method: .patch, path: path, query: query, headers: headers, body: RequestBody(body))
+        _ path: String, body: (any Encodable & Sendable)? = nil, query: [URLQueryItem] = [], headers: HeaderFields = [:]
+    ) -> APIRequest {
+        APIRequest(method: .patch, path: path, query: query, headers: headers, body: RequestPayload(body))
     }
 
     /// A `DELETE` request.
@@ -70,12 +70,12 @@ extension Request {
     ///   - path: A path relative to the base URL, or an absolute URL.
     ///   - query: Query items to append.
     ///   - headers: Header fields for this request.
-    public static func delete(_ path: String, query: [URLQueryItem] = [], headers: HTTPHeaders = [:]) -> Request {
-        Request(method: .delete, path: path, query: query, headers: headers)
+    public static func delete(_ path: String, query: [URLQueryItem] = [], headers: HeaderFields = [:]) -> APIRequest {
+        APIRequest(method: .delete, path: path, query: query, headers: headers)
     }
 }
 
-extension RequestBody {
+extension RequestPayload {
     /// Wraps a builder's `body:` argument: `Data` is sent as it is, anything else is encoded as JSON.
     init?(_ value: (any Encodable & Sendable)?) {
         switch value {
