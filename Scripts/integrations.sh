@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Builds and tests every integration package under Integrations/ (each its own Package.swift, depending
+# on the root package by relative path). Warnings are errors. Prints how long each package took, since
+# each one builds its dependencies from scratch in CI.
+#   bash Scripts/integrations.sh            all packages
+#   bash Scripts/integrations.sh NAME...    only these (directory names under Integrations/)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+if [ -d /opt/swift/usr/bin ]; then export PATH="/opt/swift/usr/bin:$PATH"; fi
+
+if [ $# -gt 0 ]; then packages=("$@"); else
+    packages=()
+    for manifest in Integrations/*/Package.swift; do
+        [ -e "$manifest" ] || continue
+        packages+=("$(basename "$(dirname "$manifest")")")
+    done
+fi
+
+for name in "${packages[@]}"; do
+    dir="Integrations/$name"
+    [ -f "$dir/Package.swift" ] || { echo "integrations.sh: no package at $dir" >&2; exit 1; }
+    # A package may need a server or tool installed first (nginx, say): it says so in its own script.
+    if [ -x "$dir/Scripts/prepare.sh" ]; then "$dir/Scripts/prepare.sh"; fi
+    start=$(date +%s)
+    log=$(mktemp)
+    printf '\n--- %s: build ---\n' "$name"
+    (cd "$dir" && swift build --build-tests) 2>&1 | tee "$log"
+    # Warnings in our own sources fail the run; warnings inside dependencies' checkouts are theirs.
+    if grep -E ': warning: ' "$log" | grep -v '/\.build/checkouts/' | grep -v '/\.build/' >/dev/null; then
+        echo "integrations.sh: $name printed warnings:" >&2
+        grep -E ': warning: ' "$log" | grep -v '/\.build/' >&2
+        exit 1
+    fi
+    rm -f "$log"
+    printf '\n--- %s: test ---\n' "$name"
+    (cd "$dir" && swift test)
+    echo "integrations.sh: $name passed in $(( $(date +%s) - start )) s"
+done
