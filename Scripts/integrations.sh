@@ -1,23 +1,24 @@
 #!/usr/bin/env bash
-# Builds and tests every integration package under Integrations/ (each its own Package.swift, depending
+# Builds and tests every integration package under Integrations/ and every example package under Examples/ (each its own Package.swift, depending
 # on the root package by relative path). Warnings are errors. Prints how long each package took, since
 # each one builds its dependencies from scratch in CI.
 #   bash Scripts/integrations.sh            all packages
-#   bash Scripts/integrations.sh NAME...    only these (directory names under Integrations/)
+#   bash Scripts/integrations.sh DIR...     only these (Integrations/NAME or Examples/NAME)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if [ -d /opt/swift/usr/bin ]; then export PATH="/opt/swift/usr/bin:$PATH"; fi
 
 if [ $# -gt 0 ]; then packages=("$@"); else
     packages=()
-    for manifest in Integrations/*/Package.swift; do
+    for manifest in Integrations/*/Package.swift Examples/*/Package.swift; do
         [ -e "$manifest" ] || continue
-        packages+=("$(basename "$(dirname "$manifest")")")
+        packages+=("$(dirname "$manifest")")
     done
 fi
 
-for name in "${packages[@]}"; do
-    dir="Integrations/$name"
+for dir in "${packages[@]}"; do
+    dir="${dir%/}"
+    name="$dir"
     [ -f "$dir/Package.swift" ] || { echo "integrations.sh: no package at $dir" >&2; exit 1; }
     # A package may need a server or tool installed first (nginx, say): it says so in its own script.
     if [ -x "$dir/Scripts/prepare.sh" ]; then "$dir/Scripts/prepare.sh"; fi
