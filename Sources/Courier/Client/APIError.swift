@@ -85,6 +85,9 @@ public enum InvalidRequestReason: Sendable, Hashable, CustomStringConvertible {
     /// The method is not a token (RFC 9110 §9.1): empty, or with a space, a line break or a delimiter. Carries the
     /// method as given; its description shows only an escaped prefix.
     case invalidMethod(String)
+    /// The body can be sent only once (a ``StreamedBody`` over a single sequence) and was already sent, so a
+    /// retry or a resend after a 401 cannot send it again.
+    case bodyNotReplayable
 
     /// The reason as a sentence, with secret query parameter values shown as `<redacted>`.
     public var description: String {
@@ -98,6 +101,7 @@ public enum InvalidRequestReason: Sendable, Hashable, CustomStringConvertible {
         case .invalidHeaderName(let name): "\"\(name)\" is not a valid header name"
         case .invalidHeaderValue(let name): "the value of header \"\(name)\" contains a control character"
         case .invalidMethod(let method): "the method \(Self.excerpt(method)) is not a token (RFC 9110 §9.1)"
+        case .bodyNotReplayable: "the streamed body was already sent once and cannot be produced again"
         }
     }
 
