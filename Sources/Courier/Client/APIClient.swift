@@ -364,9 +364,8 @@ public final class APIClient: Sendable {
         let transport = configuration.transport
         let start = instrumentation.attemptSent(request, attempt: attempt, id: id)
         do {
-            let response = try await Deadline.run(timeout: timeout, scheduler: deadlines) {
-                try await transport.send(request)
-            }
+            let response = try await transport.send(
+                request, deadline: TransportDeadline(timeout: timeout, scheduler: deadlines))
             instrumentation.received(response, attempt: attempt, since: start, id: id)
             return response
         } catch let error as APIError {

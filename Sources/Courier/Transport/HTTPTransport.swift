@@ -42,6 +42,21 @@ public protocol HTTPTransport: Sendable {
     /// - Throws: ``APIError`` for transport failures, `CancellationError` when the caller cancelled.
     func send(_ request: TransportRequest) async throws -> TransportResponse
 
+    /// Sends `request` and returns the response, or throws ``TransportDeadline/timeoutError`` once `deadline`
+    /// passes. This is what ``APIClient`` calls for every attempt.
+    ///
+    /// The default runs ``send(_:)`` in a task of its own and races it against the deadline, so any transport
+    /// keeps its deadlines. A transport that can stop an exchange from outside implements this itself with
+    /// ``TransportDeadline/onExpiry(_:)`` and saves that task.
+    ///
+    /// - Parameters:
+    ///   - request: The request to send, fully built and authorized.
+    ///   - deadline: When the attempt must end, on the client's clock.
+    /// - Returns: The response with its whole body.
+    /// - Throws: ``TransportDeadline/timeoutError`` past the deadline, ``APIError`` for transport failures,
+    ///   `CancellationError` when the caller cancelled.
+    func send(_ request: TransportRequest, deadline: TransportDeadline) async throws -> TransportResponse
+
     /// Sends `request` and returns as soon as the response's head has arrived; the body follows as a stream.
     ///
     /// The default reads a ``TransportRequest/streamedBody`` whole, calls ``send(_:)`` and hands back the
@@ -54,6 +69,20 @@ public protocol HTTPTransport: Sendable {
 }
 
 extension HTTPTransport {
+    /// Runs ``send(_:)`` in a task of its own, raced against `deadline`: the caller gets
+    /// ``TransportDeadline/timeoutError`` the moment the deadline passes, even from a transport that ignores
+    /// cancellation, and the late answer is dropped.
+    ///
+    /// - Parameters:
+    ///   - request: The request to send.
+    ///   - deadline: When the attempt must end.
+    /// - Returns: The response with its whole body.
+    public func send(_ request: TransportRequest, deadline: TransportDeadline) async throws -> TransportResponse {
+        try await Deadline.run(timeout: deadline.timeout, scheduler: deadline.scheduler) {
+            try await send(request)
+        }
+    }
+
     /// Buffers: reads a streamed request body whole, sends with ``send(_:)``, and returns the body as one chunk.
     ///
     /// - Parameter request: The request to send.
