@@ -270,13 +270,12 @@ public final class APIClient: Sendable {
     }
 
     private func attempts(_ call: Call, first: TransportRequest) async throws -> Exchange {
-        let retries = call.adapted.retryBase(for: first)
         var authorization = call.authorization
         var attempt = 0
         var resends = 0
         while true {
             attempt += 1
-            var sent = attempt == 1 ? first : try await adapt(retries)
+            var sent = attempt == 1 ? first : try await adapt(call.adapted.retryBase(for: first))
             try await authorization?.authorize(&sent, using: configuration.authorize)
             let outcome: RetryContext.Outcome
             do {
