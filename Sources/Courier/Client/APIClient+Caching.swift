@@ -27,7 +27,8 @@ extension APIClient {
         if adapted.isPrivate || request.method != .get {
             // Only a `GET` is ever answered from storage: `only-if-cached` can never be met by anything else.
             if policy == .onlyIfCached { throw .notCached(request.url) }
-            return send(request, request.method.isSafe ? .nothing : .invalidate(request))
+            let storesUnder: String?? = adapted.isPrivate ? .none : .some(partition)
+            return send(request, request.method.isSafe ? .nothing : .invalidate(request, partition: storesUnder))
         }
         let lookup = await cache.lookup(request, partition: partition, policy: policy, now: now)
         if CacheLookup.isServable(request) { recordLookup(lookup, now: now, id: id) }
@@ -51,23 +52,44 @@ extension APIClient {
     /// Step 5, inside the flight: what the answer changes in the cache. A `304` to the cache's own validation merges
     /// into the stored response and serves its body (``ResponseSource/revalidated``); a `GET` response is stored (or
     /// removes what it supersedes); a successful unsafe request invalidates (RFC 9111 §4.4).
-    func record(_ exchange: Exchange, _ outgoing: Outgoing, id: CallID) async -> Exchange {
+    ///
+    /// A `304` that validates nothing the cache holds (another entity tag, or an entry removed meanwhile) would
+    /// reach a caller who sent a plain `GET`: the request is sent once more without conditions instead, and that
+    /// answer is recorded and returned.
+    func record(_ exchange: Exchange, _ outgoing: Outgoing, call: Call) async throws -> Exchange {
         guard let cache = configuration.cache else { return exchange }
         var exchange = exchange
         let response = exchange.response
         let responseTime = configuration.currentDate()
+        let id = call.id
         switch outgoing.record {
         case .nothing:
             break
-        case .invalidate(let request):
+        case .invalidate(let request, let partition):
             let removed = await cache.invalidate(for: request, response: response)
             if removed > 0 { instrumentation.emit(id, .invalidated(count: removed)) }
+            if case .some(let partition) = partition {
+                let stored = await cache.storeContentLocation(
+                    response, for: request, partition: partition, requestTime: outgoing.requestTime,
+                    responseTime: responseTime)
+                if let bytes = stored { instrumentation.emit(id, .stored(bytes: bytes)) }
+            }
         case .store(let lookup, let partition, let entry?) where response.statusCode == 304:
             guard
                 let updated = await cache.revalidated(
                     entry, with: response, for: lookup, partition: partition, requestTime: outgoing.requestTime,
                     responseTime: responseTime)
-            else { break }
+            else {
+                var resend = outgoing
+                resend.request.headers.remove(name: "If-None-Match")
+                resend.request.headers.remove(name: "If-Modified-Since")
+                resend.record = .store(lookup: lookup, partition: partition, validating: nil)
+                resend.requestTime = responseTime
+                var answer = try await record(
+                    try await sendWithRetries(call, first: resend.request), resend, call: call)
+                answer.attempts += exchange.attempts
+                return answer
+            }
             instrumentation.count(.revalidation)
             instrumentation.emit(id, .revalidated)
             exchange.response = updated.served(at: responseTime)

@@ -166,7 +166,8 @@ public final class APIClient: Sendable {
     /// call cannot be shared. The flight sends with retries, records the answer in the cache and decodes it once.
     private func sendShared(_ call: Call, _ outgoing: Outgoing) async throws -> Exchange {
         let flight: @Sendable () async throws -> Exchange = { [self] in
-            var exchange = await record(try await sendWithRetries(call, first: outgoing.request), outgoing, id: call.id)
+            var exchange = try await record(
+                try await sendWithRetries(call, first: outgoing.request), outgoing, call: call)
             if let decoding = call.decoding, configuration.acceptableStatusCodes.contains(exchange.response.statusCode)
             {
                 exchange.decoded = decoding.decode(exchange.response)
