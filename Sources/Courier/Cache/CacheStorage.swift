@@ -94,6 +94,20 @@ struct CacheStorage {
         }
     }
 
+    /// The URLs with at least one stored entry.
+    var urls: Dictionary<String, [CachePartition: [Int]]>.Keys { index.keys }
+
+    /// Every stored entry with its URL, in no particular order (O(n)): to be filtered outside the lock.
+    var allCandidates: [(url: String, candidate: Candidate)] {
+        slots.indices.compactMap { slot in
+            slots[slot].map { node in
+                var entry = node.entry
+                entry.generation = node.id
+                return (node.url, Candidate(slot: slot, id: node.id, entry: entry))
+            }
+        }
+    }
+
     /// Whether `candidate` is still stored, as the same generation.
     func holds(_ candidate: Candidate) -> Bool {
         slots[candidate.slot]?.id == candidate.id

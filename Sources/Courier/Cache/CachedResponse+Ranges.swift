@@ -69,6 +69,7 @@ extension CachedResponse {
         headers["Content-Length"] = String(union.count)
         let combined = TransportResponse(statusCode: whole.isComplete ? 200 : 206, headers: headers, body: body)
         return CachedResponse(
-            response: combined, request: request, requestTime: newer.requestTime, responseTime: newer.responseTime)
+            response: combined, request: request, requestTime: newer.requestTime, responseTime: newer.responseTime,
+            defaultFreshness: newer.defaultFreshness)
     }
 }

@@ -19,7 +19,8 @@ public struct CachedResponse: Sendable {
     /// When that response was received (`response_time`, §4.2.3).
     public let responseTime: Date
     /// How long the response stays fresh after it was generated, in seconds (RFC 9111 §4.2.1): `max-age`, else
-    /// `Expires` − `Date`, else the heuristic 10% of `Date` − `Last-Modified` (§4.2.2), else `0`.
+    /// `Expires` − `Date`, else the caller's default freshness where it applies, else the heuristic 10% of `Date` −
+    /// `Last-Modified` (§4.2.2), else `0`.
     public let freshnessLifetime: TimeInterval
     /// Whether ``freshnessLifetime`` is a heuristic (§4.2.2) rather than what the server said.
     public let isHeuristic: Bool
@@ -34,6 +35,10 @@ public struct CachedResponse: Sendable {
     /// The part of the representation a stored `206` holds (RFC 9111 §3.3); `nil` for a complete response, and for
     /// a `206` whose `Content-Range` is missing or malformed (never stored).
     let contentRange: ContentRange?
+
+    /// The lifetime the caller chose for responses that name none, in seconds; kept so that a `304` merge and a
+    /// later process apply it again.
+    let defaultFreshness: TimeInterval?
 
     /// Which stored entry this is: set when a ``ResponseCache`` returns it, renewed by every store and merge, `0` for
     /// an entry no cache returned. A `304` merges only into the generation its conditional request was built from.
@@ -86,6 +91,18 @@ public struct CachedResponse: Sendable {
     ///   - requestTime: When the request was sent.
     ///   - responseTime: When the response was received.
     public init(response: TransportResponse, request: TransportRequest, requestTime: Date, responseTime: Date) {
+        self.init(
+            response: response, request: request, requestTime: requestTime, responseTime: responseTime,
+            defaultFreshness: nil)
+    }
+
+    /// Parses `response`, with the lifetime the caller chose for a response that names none (see
+    /// ``APIClient/Configuration/defaultFreshness``): it applies only where a heuristic could (§4.2.2) and never
+    /// to `no-cache` or `must-revalidate`, and it takes the heuristic's place.
+    init(
+        response: TransportResponse, request: TransportRequest, requestTime: Date, responseTime: Date,
+        defaultFreshness: TimeInterval?
+    ) {
         var headers = response.headers
         let listed = Self.listValues(response.headers, "Connection")
         for name in Self.fieldsNeverStored.union(listed) where headers.contains(name) {
@@ -100,9 +117,10 @@ public struct CachedResponse: Sendable {
         let lastModifiedDate = headers["Last-Modified"].flatMap { HTTPDate.parse($0, now: responseTime) }
         // §4.2.1: an invalid Expires (such as "0") is a time in the past.
         let expires = headers["Expires"].map { HTTPDate.parse($0, now: responseTime) ?? .distantPast }
+        self.defaultFreshness = defaultFreshness
         let lifetime = Freshness.lifetime(
             directives: directives, expires: expires, date: dateValue, lastModified: lastModifiedDate,
-            statusCode: response.statusCode)
+            statusCode: response.statusCode, defaultFreshness: defaultFreshness)
         freshnessLifetime = lifetime.seconds
         isHeuristic = lifetime.isHeuristic
         correctedInitialAge = Freshness.correctedInitialAge(
@@ -162,7 +180,9 @@ public struct CachedResponse: Sendable {
         let merged = TransportResponse(
             statusCode: response.statusCode, headers: Self.updatedFields(response.headers, with: notModified.headers),
             body: response.body)
-        return CachedResponse(response: merged, request: request, requestTime: requestTime, responseTime: responseTime)
+        return CachedResponse(
+            response: merged, request: request, requestTime: requestTime, responseTime: responseTime,
+            defaultFreshness: defaultFreshness)
     }
 
     /// `stored` updated with `newer` (§3.2): each field `newer` has replaces the stored ones of that name, except

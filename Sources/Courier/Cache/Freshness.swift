@@ -48,11 +48,19 @@ enum Freshness {
     ///   - date: `date_value`: the `Date` field, or the response time when it was missing or invalid.
     ///   - lastModified: The `Last-Modified` date, when valid.
     ///   - statusCode: The response's status; heuristics only apply to heuristically cacheable codes or `public`.
+    ///   - defaultFreshness: The caller's lifetime for responses that name none, in seconds: used instead of the
+    ///     heuristic, where one could apply, unless the response says `no-cache` or `must-revalidate`.
     static func lifetime(
-        directives: CacheControl, expires: Date?, date: Date, lastModified: Date?, statusCode: Int
+        directives: CacheControl, expires: Date?, date: Date, lastModified: Date?, statusCode: Int,
+        defaultFreshness: TimeInterval? = nil
     ) -> (seconds: TimeInterval, isHeuristic: Bool) {
         if let maxAge = directives.maxAge { return (TimeInterval(maxAge), false) }
         if let expires { return (max(0, expires.timeIntervalSince(date)), false) }
+        if let defaultFreshness, heuristicallyCacheableStatusCodes.contains(statusCode) || directives.isPublic,
+            !directives.noCache, !directives.mustRevalidate, !directives.noStore
+        {
+            return (max(0, defaultFreshness), false)
+        }
         guard heuristicallyCacheableStatusCodes.contains(statusCode) || directives.isPublic,
             let lastModified, lastModified < date
         else { return (0, false) }

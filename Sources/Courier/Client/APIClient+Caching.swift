@@ -9,16 +9,21 @@ extension APIClient {
     /// - Parameters:
     ///   - adapted: The request after the adapters' first run; what the cache keys and matches `Vary` on.
     ///   - policy: The request's cache policy.
+    ///   - defaultFreshness: The request's default freshness; the client's when `nil`.
     ///   - partition: The credential identity the response belongs to, or `nil` for anonymous requests.
     ///   - id: The call, for its events.
-    func plan(_ adapted: Adapted, policy: CachePolicy, partition: String?, id: CallID) async throws(APIError)
-        -> CachePlan
-    {
+    func plan(
+        _ adapted: Adapted, policy: CachePolicy, defaultFreshness: Duration? = nil, partition: String?, id: CallID
+    ) async throws(APIError) -> CachePlan {
         let request = adapted.request
         let now = configuration.currentDate()
+        let freshness = defaultFreshness ?? configuration.defaultFreshness
         func send(_ outgoing: TransportRequest, _ record: Outgoing.Record, fallback: CachedResponse? = nil) -> CachePlan
         {
-            .send(Outgoing(request: outgoing, record: record, fallback: fallback, requestTime: now))
+            .send(
+                Outgoing(
+                    request: outgoing, record: record, fallback: fallback, requestTime: now,
+                    defaultFreshness: freshness))
         }
         guard let cache = configuration.cache else {
             if policy == .onlyIfCached { throw .notCached(request.url) }
@@ -42,7 +47,8 @@ extension APIClient {
             return send(request, store)
         case .staleWhileRevalidate(let entry, let revalidation):
             let record = Outgoing.Record.store(lookup: request, partition: partition, validating: entry)
-            let outgoing = Outgoing(request: revalidation, record: record, fallback: nil, requestTime: now)
+            let outgoing = Outgoing(
+                request: revalidation, record: record, fallback: nil, requestTime: now, defaultFreshness: freshness)
             return .serveStale(entry.served(at: now), revalidation: outgoing)
         case .validate(let entry, let conditional):
             return send(conditional, .store(lookup: request, partition: partition, validating: entry), fallback: entry)
@@ -97,7 +103,7 @@ extension APIClient {
         case .store(let lookup, let partition, _):
             let outcome = await cache.storeCountingEvictions(
                 response, for: lookup, partition: partition, requestTime: outgoing.requestTime,
-                responseTime: responseTime)
+                responseTime: responseTime, defaultFreshness: outgoing.defaultFreshness)
             if let bytes = outcome.storedBytes { instrumentation.emit(id, .stored(bytes: bytes)) }
             if outcome.evicted > 0 { instrumentation.emit(id, .evicted(count: outcome.evicted)) }
         }

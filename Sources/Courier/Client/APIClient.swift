@@ -128,7 +128,10 @@ public final class APIClient: Sendable {
             decoding: shared)
         // 3. The cache answers, or says what to send and how to record the answer.
         let exchange: Exchange
-        switch try await plan(adapted, policy: request.cachePolicy, partition: call.partition, id: id) {
+        switch try await plan(
+            adapted, policy: request.cachePolicy, defaultFreshness: request.defaultFreshness, partition: call.partition,
+            id: id)
+        {
         case .serve(let response):
             exchange = Exchange(request: adapted.request, response: response, attempts: 0, source: .cache)
         case .serveStale(let response, let revalidation):

@@ -33,4 +33,6 @@ struct Outgoing: Sendable {
     var fallback: CachedResponse?
     /// When the request was sent, for the stored response's age (RFC 9111 §4.2.3).
     var requestTime: Date
+    /// How long a response that names no lifetime stays fresh: the request's, else the client's.
+    var defaultFreshness: Duration? = nil
 }
