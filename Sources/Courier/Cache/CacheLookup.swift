@@ -28,13 +28,14 @@ public enum CacheLookup: Sendable {
 }
 
 extension CacheLookup {
-    /// Request header fields that make a request conditional or partial. The caller's own validation is passed
-    /// through untouched: such requests are neither answered from the cache nor given extra conditions.
+    /// Request header fields that make a request conditional. The caller's own validation is passed through
+    /// untouched: such requests are neither answered from the cache nor given extra conditions. A plain `Range`
+    /// is answered from storage when the stored bytes cover it (see ``decide(range:entry:request:directives:policy:now:)``).
     static let callerConditionalFields = [
-        "if-none-match", "if-modified-since", "if-match", "if-unmodified-since", "if-range", "range",
+        "if-none-match", "if-modified-since", "if-match", "if-unmodified-since", "if-range",
     ]
 
-    /// Whether `request` is one the cache may answer: a `GET` without conditional or range fields.
+    /// Whether `request` is one the cache may answer: a `GET` without conditional fields.
     static func isServable(_ request: TransportRequest) -> Bool {
         request.method == .get && !callerConditionalFields.contains { request.headers.contains($0) }
     }
@@ -54,8 +55,30 @@ extension CacheLookup {
         }
         let decision = protocolDecision(
             entry: entry, request: request, directives: directives, policy: policy, now: now)
-        if case .validate = decision, !mayUseNetwork { return .unsatisfiable }
-        return decision
+        switch decision {
+        // Revalidating, even in the background, would reach the network (§5.2.1.7).
+        case .validate, .staleWhileRevalidate: return mayUseNetwork ? decision : .unsatisfiable
+        case .hit, .miss, .unsatisfiable: return decision
+        }
+    }
+
+    /// The decision for a `Range` request (RFC 9111 §3.3–3.4): a `206` cut from the stored bytes when they cover
+    /// the range and the stored response may be used as it is (fresh, or allowed stale); otherwise the request is
+    /// sent as asked, never revalidated first. A range that is not one well-formed byte range (`spec` is `nil`)
+    /// always goes to the server.
+    static func decide(
+        range spec: ByteRangeSpec?, entry: CachedResponse?, request: TransportRequest, directives: CacheControl,
+        policy: CachePolicy, now: Date
+    ) -> CacheLookup {
+        let mayUseNetwork = policy != .onlyIfCached && !directives.onlyIfCached
+        guard let spec, let entry, let answer = entry.answering(spec) else {
+            return mayUseNetwork ? .miss : .unsatisfiable
+        }
+        switch decide(entry: entry, request: request, directives: directives, policy: policy, now: now) {
+        case .hit: return .hit(answer)
+        case .unsatisfiable: return .unsatisfiable
+        case .miss, .validate, .staleWhileRevalidate: return mayUseNetwork ? .miss : .unsatisfiable
+        }
     }
 
     /// RFC 9111 §4 with the request's directives (§5.2.1) and the response's (§5.2.2, RFC 5861, RFC 8246).

@@ -86,8 +86,37 @@ struct CacheStorage {
     func candidates(url: String, partition: CachePartition) -> [Candidate] {
         guard let variants = index[url]?[partition] else { return [] }
         return variants.reversed().compactMap { slot in
-            slots[slot].map { Candidate(slot: slot, id: $0.id, entry: $0.entry) }
+            slots[slot].map { node in
+                var entry = node.entry
+                entry.generation = node.id
+                return Candidate(slot: slot, id: node.id, entry: entry)
+            }
         }
+    }
+
+    /// The URLs with at least one stored entry.
+    var urls: Dictionary<String, [CachePartition: [Int]]>.Keys { index.keys }
+
+    /// Every stored entry with its URL, in no particular order (O(n)): to be filtered outside the lock.
+    var allCandidates: [(url: String, candidate: Candidate)] {
+        slots.indices.compactMap { slot in
+            slots[slot].map { node in
+                var entry = node.entry
+                entry.generation = node.id
+                return (node.url, Candidate(slot: slot, id: node.id, entry: entry))
+            }
+        }
+    }
+
+    /// Whether `candidate` is still stored, as the same generation.
+    func holds(_ candidate: Candidate) -> Bool {
+        slots[candidate.slot]?.id == candidate.id
+    }
+
+    /// Removes a candidate, if it is still stored as the same generation.
+    mutating func remove(_ candidate: Candidate) {
+        guard holds(candidate) else { return }
+        remove(candidate.slot)
     }
 
     /// Marks a candidate as most recently used, if it is still stored.

@@ -13,13 +13,14 @@ import Foundation
 public struct CachedResponse: Sendable {
     /// The stored response: status, header fields (hop-by-hop fields removed, RFC 9111 §3.1, and `Set-Cookie`, which
     /// belongs to the caller who received it) and body.
-    public let response: TransportResponse
+    public internal(set) var response: TransportResponse
     /// When the request that produced (or last revalidated) this response was sent (`request_time`, §4.2.3).
     public let requestTime: Date
     /// When that response was received (`response_time`, §4.2.3).
     public let responseTime: Date
     /// How long the response stays fresh after it was generated, in seconds (RFC 9111 §4.2.1): `max-age`, else
-    /// `Expires` − `Date`, else the heuristic 10% of `Date` − `Last-Modified` (§4.2.2), else `0`.
+    /// `Expires` − `Date`, else the caller's default freshness where it applies, else the heuristic 10% of `Date` −
+    /// `Last-Modified` (§4.2.2), else `0`.
     public let freshnessLifetime: TimeInterval
     /// Whether ``freshnessLifetime`` is a heuristic (§4.2.2) rather than what the server said.
     public let isHeuristic: Bool
@@ -30,6 +31,18 @@ public struct CachedResponse: Sendable {
     /// The bytes this entry counts against ``ResponseCache/maxBytes``: the UTF-8 length of every stored header
     /// name and value plus the body length, `Σ (name.utf8.count + value.utf8.count) + body.count`.
     public let byteCount: Int
+
+    /// The part of the representation a stored `206` holds (RFC 9111 §3.3); `nil` for a complete response, and for
+    /// a `206` whose `Content-Range` is missing or malformed (never stored).
+    let contentRange: ContentRange?
+
+    /// The lifetime the caller chose for responses that name none, in seconds; kept so that a `304` merge and a
+    /// later process apply it again.
+    let defaultFreshness: TimeInterval?
+
+    /// Which stored entry this is: set when a ``ResponseCache`` returns it, renewed by every store and merge, `0` for
+    /// an entry no cache returned. A `304` merges only into the generation its conditional request was built from.
+    var generation: UInt64 = 0
 
     /// The parsed `Cache-Control` of the response.
     let directives: CacheControl
@@ -56,6 +69,15 @@ public struct CachedResponse: Sendable {
     /// that user agent's session), so a stored response never replays them to another caller.
     static let perRecipientFields: Set<String> = ["set-cookie", "set-cookie2"]
 
+    /// Header fields between a client and a proxy (RFC 9111 §3.1): a cache never stores them, since they concern
+    /// the connection through a proxy, not the resource.
+    static let proxyAuthenticationFields: Set<String> = [
+        "proxy-authenticate", "proxy-authentication-info", "proxy-authorization",
+    ]
+
+    /// Every field removed before a response is stored.
+    static let fieldsNeverStored = hopByHopFields.union(perRecipientFields).union(proxyAuthenticationFields)
+
     /// Header fields a `304` never replaces (§3.2): framing and content coding describe the stored body.
     static let fieldsKeptOnUpdate: Set<String> = hopByHopFields.union([
         "content-length", "content-encoding", "content-range",
@@ -69,9 +91,21 @@ public struct CachedResponse: Sendable {
     ///   - requestTime: When the request was sent.
     ///   - responseTime: When the response was received.
     public init(response: TransportResponse, request: TransportRequest, requestTime: Date, responseTime: Date) {
+        self.init(
+            response: response, request: request, requestTime: requestTime, responseTime: responseTime,
+            defaultFreshness: nil)
+    }
+
+    /// Parses `response`, with the lifetime the caller chose for a response that names none (see
+    /// ``APIClient/Configuration/defaultFreshness``): it applies only where a heuristic could (§4.2.2) and never
+    /// to `no-cache` or `must-revalidate`, and it takes the heuristic's place.
+    init(
+        response: TransportResponse, request: TransportRequest, requestTime: Date, responseTime: Date,
+        defaultFreshness: TimeInterval?
+    ) {
         var headers = response.headers
         let listed = Self.listValues(response.headers, "Connection")
-        for name in Self.hopByHopFields.union(Self.perRecipientFields).union(listed) where headers.contains(name) {
+        for name in Self.fieldsNeverStored.union(listed) where headers.contains(name) {
             headers.remove(name: name)
         }
         self.response = TransportResponse(statusCode: response.statusCode, headers: headers, body: response.body)
@@ -83,9 +117,10 @@ public struct CachedResponse: Sendable {
         let lastModifiedDate = headers["Last-Modified"].flatMap { HTTPDate.parse($0, now: responseTime) }
         // §4.2.1: an invalid Expires (such as "0") is a time in the past.
         let expires = headers["Expires"].map { HTTPDate.parse($0, now: responseTime) ?? .distantPast }
+        self.defaultFreshness = defaultFreshness
         let lifetime = Freshness.lifetime(
             directives: directives, expires: expires, date: dateValue, lastModified: lastModifiedDate,
-            statusCode: response.statusCode)
+            statusCode: response.statusCode, defaultFreshness: defaultFreshness)
         freshnessLifetime = lifetime.seconds
         isHeuristic = lifetime.isHeuristic
         correctedInitialAge = Freshness.correctedInitialAge(
@@ -98,6 +133,7 @@ public struct CachedResponse: Sendable {
         varyNames = variesOnEverything ? [] : vary
         varyValues = varyNames.map { Self.normalizedValue(of: $0, in: request.headers) }
         byteCount = headers.reduce(response.body.count) { $0 + $1.name.utf8.count + $1.value.utf8.count }
+        contentRange = response.statusCode == 206 ? headers["Content-Range"].flatMap(ContentRange.init) : nil
     }
 
     /// The current age in seconds (`current_age`, RFC 9111 §4.2.3).
@@ -129,7 +165,9 @@ public struct CachedResponse: Sendable {
     }
 
     /// This entry freshened by a `304 Not Modified` (RFC 9111 §4.3.4, §3.2): every field of the 304 replaces the
-    /// stored fields of that name, except framing fields; the body is kept; the times restart.
+    /// stored fields of that name, except framing fields; the body is kept; the times restart. The stored `Age` goes
+    /// in any case: it described the response as first received, and kept beside the new times it would make a
+    /// response that arrived stale stale again at once, revalidated on every call.
     ///
     /// - Parameters:
     ///   - notModified: The 304 response.
@@ -139,14 +177,24 @@ public struct CachedResponse: Sendable {
     public func updated(
         with notModified: TransportResponse, request: TransportRequest, requestTime: Date, responseTime: Date
     ) -> CachedResponse {
-        var headers = response.headers
-        let replaced = Set(notModified.headers.map(\.canonicalName)).subtracting(Self.fieldsKeptOnUpdate)
-        for name in replaced { headers.remove(name: name) }
-        for field in notModified.headers where replaced.contains(field.canonicalName) {
+        let merged = TransportResponse(
+            statusCode: response.statusCode, headers: Self.updatedFields(response.headers, with: notModified.headers),
+            body: response.body)
+        return CachedResponse(
+            response: merged, request: request, requestTime: requestTime, responseTime: responseTime,
+            defaultFreshness: defaultFreshness)
+    }
+
+    /// `stored` updated with `newer` (§3.2): each field `newer` has replaces the stored ones of that name, except
+    /// framing fields; the stored `Age` goes (see ``updated(with:request:requestTime:responseTime:)``).
+    static func updatedFields(_ stored: HeaderFields, with newer: HeaderFields) -> HeaderFields {
+        var headers = stored
+        let replaced = Set(newer.map(\.canonicalName)).subtracting(fieldsKeptOnUpdate)
+        for name in replaced.union(["age"]) where headers.contains(name) { headers.remove(name: name) }
+        for field in newer where replaced.contains(field.canonicalName) {
             headers.add(name: field.name, value: field.value)
         }
-        let merged = TransportResponse(statusCode: response.statusCode, headers: headers, body: response.body)
-        return CachedResponse(response: merged, request: request, requestTime: requestTime, responseTime: responseTime)
+        return headers
     }
 
     /// The comma-separated elements of every `name` field, trimmed and lowercased, empty ones dropped.
@@ -156,9 +204,52 @@ public struct CachedResponse: Sendable {
             .filter { !$0.isEmpty }
     }
 
-    /// A request header's value for `Vary` matching (§4.1): lines combined with `", "`, outer whitespace removed.
+    /// A request header's value for `Vary` matching (§4.1), normalised as far as RFC 9110 allows so that
+    /// equivalent requests select one variant: lines combined, list members trimmed of the whitespace around them
+    /// (§5.6.1) and joined by `,`; tokens lowercased in fields whose values are case-insensitive (`Accept*`), and
+    /// members sorted in `Accept-Encoding` and `Accept-Language`, whose order carries no meaning (preference is in
+    /// their `q` weights). Commas inside quoted strings do not split.
     static func normalizedValue(of name: String, in headers: HeaderFields) -> String? {
-        headers[name]?.trimmingCharacters(in: .whitespaces)
+        guard let value = headers[name] else { return nil }
+        let field = name.lowercased()
+        var members = listMembers(value)
+        if caseInsensitiveFields.contains(field) { members = members.map { $0.lowercased() } }
+        if unorderedFields.contains(field) { members.sort() }
+        return members.joined(separator: ",")
+    }
+
+    /// Request fields whose list members are case-insensitive tokens (RFC 9110 §12.5).
+    static let caseInsensitiveFields: Set<String> = ["accept", "accept-charset", "accept-encoding", "accept-language"]
+    /// Request fields whose member order means nothing (RFC 9110 §12.5.3, §12.5.4).
+    static let unorderedFields: Set<String> = ["accept-encoding", "accept-language"]
+
+    /// The members of a comma-separated list, trimmed of spaces and tabs, empty ones dropped; commas within
+    /// quoted strings (with their escapes) belong to the member.
+    static func listMembers(_ value: String) -> [String] {
+        var members: [String] = []
+        var current: [UInt8] = []
+        var inQuotes = false
+        var escaped = false
+        func finish() {
+            let trimmed = current.drop { $0 == 0x20 || $0 == 0x09 }.reversed().drop { $0 == 0x20 || $0 == 0x09 }
+            if !trimmed.isEmpty { members.append(String(decoding: trimmed.reversed(), as: UTF8.self)) }
+            current.removeAll(keepingCapacity: true)
+        }
+        for byte in value.utf8 {
+            if escaped {
+                escaped = false
+            } else if inQuotes, byte == UInt8(ascii: "\\") {
+                escaped = true
+            } else if byte == UInt8(ascii: "\"") {
+                inQuotes.toggle()
+            } else if byte == UInt8(ascii: ","), !inQuotes {
+                finish()
+                continue
+            }
+            current.append(byte)
+        }
+        finish()
+        return members
     }
 }
 

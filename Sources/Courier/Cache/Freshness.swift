@@ -5,13 +5,36 @@ import Foundation
 /// Everything is in `TimeInterval` seconds, so no input (a date in year 1, an `Age` of 2³¹) can overflow or trap;
 /// negative intervals from skewed clocks are clamped where the RFC clamps them.
 enum Freshness {
-    /// Status codes that are heuristically cacheable (RFC 9110 §15.1), less `206`: Courier does not store partial
-    /// content.
-    static let heuristicallyCacheableStatusCodes: Set<Int> = [200, 203, 204, 300, 301, 308, 404, 405, 410, 414, 501]
+    /// Status codes that are heuristically cacheable (RFC 9110 §15.1).
+    static let heuristicallyCacheableStatusCodes: Set<Int> = [
+        200, 203, 204, 206, 300, 301, 308, 404, 405, 410, 414, 501,
+    ]
 
-    /// Final status codes whose semantics the cache understands (RFC 9111 §3): the heuristically cacheable ones,
-    /// plus temporary redirects, which may be stored with explicit freshness.
+    /// Final status codes whose caching requirements the cache understands (RFC 9111 §3, §5.2.2.3): the
+    /// heuristically cacheable ones, plus temporary redirects. `must-understand` stores only these.
     static let understoodStatusCodes = heuristicallyCacheableStatusCodes.union([302, 307])
+
+    /// Final status codes (RFC 9110 §15): a response with one of these may be stored when it carries explicit
+    /// freshness, whether or not its semantics are heuristically cacheable (RFC 9111 §3). A `304` is never stored
+    /// as such: it only freshens what is stored (§4.3.4).
+    static func isStorableFinalStatus(_ status: Int) -> Bool {
+        (200...599).contains(status) && status != 304
+    }
+
+    /// Whether a response with `status` and these `directives` names a lifetime the cache may use (RFC 9111 §3):
+    /// a heuristically cacheable status, or explicit freshness (`max-age`, `Expires`), or `public`/`private`.
+    /// `s-maxage` does not count: it is for shared caches.
+    static func hasStorableFreshness(status: Int, directives: CacheControl, hasExpires: Bool) -> Bool {
+        heuristicallyCacheableStatusCodes.contains(status) || directives.maxAge != nil || hasExpires
+            || directives.isPublic || directives.isPrivate
+    }
+
+    /// Whether `no-store` keeps a response out (§5.2.2.5), unless `must-understand` (§5.2.2.3) names a status whose
+    /// requirements the cache understands: then the cache follows those requirements and ignores `no-store`.
+    static func forbidsStorage(_ directives: CacheControl, status: Int) -> Bool {
+        if directives.mustUnderstand { return !understoodStatusCodes.contains(status) }
+        return directives.noStore
+    }
 
     /// The fraction of `Date` − `Last-Modified` used as a heuristic lifetime (§4.2.2 suggests 10%).
     static let heuristicFraction = 0.1
@@ -25,22 +48,33 @@ enum Freshness {
     ///   - date: `date_value`: the `Date` field, or the response time when it was missing or invalid.
     ///   - lastModified: The `Last-Modified` date, when valid.
     ///   - statusCode: The response's status; heuristics only apply to heuristically cacheable codes or `public`.
+    ///   - defaultFreshness: The caller's lifetime for responses that name none, in seconds: used instead of the
+    ///     heuristic, where one could apply, unless the response says `no-cache` or `must-revalidate`.
     static func lifetime(
-        directives: CacheControl, expires: Date?, date: Date, lastModified: Date?, statusCode: Int
+        directives: CacheControl, expires: Date?, date: Date, lastModified: Date?, statusCode: Int,
+        defaultFreshness: TimeInterval? = nil
     ) -> (seconds: TimeInterval, isHeuristic: Bool) {
         if let maxAge = directives.maxAge { return (TimeInterval(maxAge), false) }
         if let expires { return (max(0, expires.timeIntervalSince(date)), false) }
+        if let defaultFreshness, heuristicallyCacheableStatusCodes.contains(statusCode) || directives.isPublic,
+            !directives.noCache, !directives.mustRevalidate, !directives.noStore
+        {
+            return (max(0, defaultFreshness), false)
+        }
         guard heuristicallyCacheableStatusCodes.contains(statusCode) || directives.isPublic,
             let lastModified, lastModified < date
         else { return (0, false) }
         return (date.timeIntervalSince(lastModified) * heuristicFraction, true)
     }
 
-    /// `age_value` (§5.1): a single non-negative integer, saturating at 2³¹. Anything else (a list, a sign, a
-    /// fraction) is invalid, and an invalid `Age` is ignored, that is, `0`.
+    /// `age_value` (§5.1): the first member of the first `Age` line, a non-negative integer saturating at 2³¹.
+    /// A list (`7200, 0`, or two lines) is a sender's mistake that §5.1 resolves by using the first value, so an old
+    /// response is not taken for a new one; a first value that is not digits (a sign, a fraction, a parameter) is
+    /// invalid, and an invalid `Age` is ignored, that is, `0`.
     static func ageValue(_ values: [String]) -> TimeInterval {
-        guard values.count == 1 else { return 0 }
-        let text = values[0].trimmingCharacters(in: .whitespaces)
+        guard let line = values.first else { return 0 }
+        let member = line.split(separator: ",", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
+        let text = member.trimmingCharacters(in: .whitespaces)
         guard !text.isEmpty, text.utf8.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }) else {
             return 0
         }
@@ -80,20 +114,20 @@ enum Freshness {
     /// Whether RFC 9111 §3 lets a private cache store `entry`, received for a `GET` with `requestDirectives`, and
     /// whether storing it is of any use.
     ///
-    /// Stored: a status the cache understands (heuristically cacheable, or `302`/`307` with explicit freshness or
-    /// `public`/`private`), no `no-store` on either side, not `Vary: *`. `private` and `Authorization` do not
+    /// Stored: any final status but `304` with explicit freshness or `public`/`private`, or a heuristically
+    /// cacheable one; no `no-store` on either side (a response's `no-store` yields to `must-understand` with an
+    /// understood status, and `must-understand` with any other status forbids storing); not `Vary: *`. `private` and `Authorization` do not
     /// prevent storage: this cache is private and partitions entries by credential. A response that could never
     /// be reused (no lifetime, no validator, no stale window) is not kept, to spend memory only where it helps.
     static func isStorable(_ entry: CachedResponse, requestDirectives: CacheControl) -> Bool {
         let status = entry.response.statusCode
         let directives = entry.directives
-        guard understoodStatusCodes.contains(status), !directives.noStore, !requestDirectives.noStore,
-            !entry.variesOnEverything
+        guard isStorableFinalStatus(status), !forbidsStorage(directives, status: status), !requestDirectives.noStore,
+            !entry.variesOnEverything,
+            hasStorableFreshness(
+                status: status, directives: directives, hasExpires: entry.response.headers.contains("Expires")),
+            status != 206 || entry.isWellFormedPartial
         else { return false }
-        let isExplicit =
-            directives.maxAge != nil || entry.response.headers.contains("Expires") || directives.isPublic
-            || directives.isPrivate
-        guard heuristicallyCacheableStatusCodes.contains(status) || isExplicit else { return false }
         return entry.freshnessLifetime > 0 || entry.etag != nil || entry.lastModified != nil
             || directives.staleWhileRevalidate != nil || directives.staleIfError != nil
     }

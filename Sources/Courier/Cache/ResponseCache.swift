@@ -54,12 +54,12 @@ public actor ResponseCache {
     public nonisolated let maxEntryBytes: Int
 
     /// The entries and the counters, changed together under one lock.
-    private struct State {
+    struct State {
         var storage: CacheStorage
         var counters = Statistics()
     }
 
-    private nonisolated let state: Locked<State>
+    nonisolated let state: Locked<State>
 
     /// Creates an empty cache.
     ///
@@ -118,123 +118,11 @@ public actor ResponseCache {
         return decide(url: url, partition: partition, request, directives, policy, now)
     }
 
-    // MARK: Storing
-
-    /// Stores `response` to `request` if RFC 9111 §3 allows it (see ``CachedResponse`` and the type
-    /// documentation), replacing the variant the request selected. A final response that may not be stored
-    /// (`no-store`, `Vary: *`, too large) removes that variant instead, since it is no longer current.
-    ///
-    /// - Parameters:
-    ///   - response: The response as received.
-    ///   - request: The request as looked up (before adapters), so that its key matches later lookups.
-    ///   - partition: The caller's identity, or `nil`.
-    ///   - requestTime: When the request was sent.
-    ///   - responseTime: When the response arrived.
-    /// - Returns: Whether the response is now stored.
-    @discardableResult
-    public nonisolated func store(
-        _ response: TransportResponse, for request: TransportRequest, partition: String?, requestTime: Date,
-        responseTime: Date
-    ) async -> Bool {
-        await storeCountingEvictions(
-            response, for: request, partition: partition, requestTime: requestTime, responseTime: responseTime
-        ).storedBytes != nil
-    }
-
-    /// ``store(_:for:partition:requestTime:responseTime:)``, telling the client's events what it did: the stored
-    /// entry's size (`nil` when nothing was stored) and how many entries it evicted.
-    nonisolated func storeCountingEvictions(
-        _ response: TransportResponse, for request: TransportRequest, partition: String?, requestTime: Date,
-        responseTime: Date
-    ) async -> (storedBytes: Int?, evicted: Int) {
-        guard request.method == .get, Freshness.understoodStatusCodes.contains(response.statusCode) else {
-            return (nil, 0)
-        }
-        let url = RequestKey.normalize(request.url)
-        let partition = CachePartition(identity: partition, request: request)
-        // `no-store` is decided from one header: no entry is built (every header parsed) only to be thrown away.
-        let requestDirectives = Freshness.requestDirectives(request.headers)
-        if requestDirectives.noStore || Self.saysNoStore(response.headers) {
-            put(nil, url: url, partition, request)
-            return (nil, 0)
-        }
-        let entry = CachedResponse(
-            response: response, request: request, requestTime: requestTime, responseTime: responseTime)
-        let isStorable = Freshness.isStorable(entry, requestDirectives: requestDirectives)
-        let insertion = put(isStorable ? entry : nil, url: url, partition, request)
-        return (insertion.stored ? entry.byteCount : nil, insertion.evicted)
-    }
-
-    /// Applies a `304 Not Modified` to the stored response it validates (RFC 9111 §4.3.4, §3.2) and returns the
-    /// updated response, to be served with its stored body.
-    ///
-    /// - Parameters:
-    ///   - entry: The stored response the conditional request was made from.
-    ///   - notModified: The 304.
-    ///   - request: The request as looked up (without the added conditional fields).
-    ///   - partition: The caller's identity, or `nil`.
-    ///   - requestTime: When the conditional request was sent.
-    ///   - responseTime: When the 304 arrived.
-    /// - Returns: The updated entry, or `nil` when the 304 names a different entity tag (it then validates nothing
-    ///   this cache holds, and the stale variant is removed).
-    public nonisolated func revalidated(
-        _ entry: CachedResponse, with notModified: TransportResponse, for request: TransportRequest, partition: String?,
-        requestTime: Date, responseTime: Date
-    ) async -> CachedResponse? {
-        let url = RequestKey.normalize(request.url)
-        let key = CachePartition(identity: partition, request: request)
-        if let tag = notModified.headers["ETag"], let stored = entry.etag, !Self.weakMatch(tag, stored) {
-            put(nil, url: url, key, request)
-            return nil
-        }
-        let updated = entry.updated(
-            with: notModified, request: request, requestTime: requestTime, responseTime: responseTime)
-        let isStorable = Freshness.isStorable(updated, requestDirectives: Freshness.requestDirectives(request.headers))
-        put(isStorable ? updated : nil, url: url, key, request, revalidation: true)
-        return updated
-    }
-
-    // MARK: Removing
-
-    /// Invalidates after an unsafe request (RFC 9111 §4.4): a `2xx` or `3xx` response to a method that is not safe
-    /// removes the target URI and the same-origin `Location` and `Content-Location` URIs, in every partition and
-    /// variant (a write by one user makes everyone's copy suspect).
-    ///
-    /// - Parameters:
-    ///   - request: The request that was sent.
-    ///   - response: Its response.
-    /// - Returns: How many entries were removed.
-    @discardableResult
-    public nonisolated func invalidate(for request: TransportRequest, response: TransportResponse) async -> Int {
-        guard !request.method.isSafe, (200..<400).contains(response.statusCode) else { return 0 }
-        var urls = [RequestKey.normalize(request.url)]
-        for name in ["Location", "Content-Location"] {
-            guard let value = response.headers[name]?.trimmingCharacters(in: .whitespaces),
-                let target = URL(string: value, relativeTo: request.url)?.absoluteURL,
-                Self.sameOrigin(target, request.url)
-            else { continue }
-            urls.append(RequestKey.normalize(target))
-        }
-        return removeAll(urls: urls)
-    }
-
-    /// Removes every stored response for `url`, in every partition and variant.
-    ///
-    /// - Parameter url: The URL, normalized like a ``RequestKey``'s.
-    public nonisolated func remove(url: URL) async {
-        removeAll(urls: [RequestKey.normalize(url)])
-    }
-
-    /// Removes every stored response. Statistics are kept.
-    public func removeAll() {
-        state.withLock { $0.storage.removeAll() }
-    }
-
     // MARK: Critical Sections
 
     /// The variant `request` selects. `Vary` matching runs outside the lock: how much of it there is depends on the
     /// server, and a slow match must not hold up every other lookup.
-    private nonisolated func entry(url: String, partition: CachePartition, _ request: TransportRequest)
+    nonisolated func entry(url: String, partition: CachePartition, _ request: TransportRequest)
         -> CachedResponse?
     {
         let candidates = state.withLock { $0.storage.candidates(url: url, partition: partition) }
@@ -243,14 +131,23 @@ public actor ResponseCache {
         return chosen.entry
     }
 
-    private nonisolated func decide(
+    nonisolated func decide(
         url: String, partition: CachePartition, _ request: TransportRequest, _ directives: CacheControl,
         _ policy: CachePolicy, _ now: Date
     ) -> CacheLookup {
         let stored = entry(url: url, partition: partition, request)
         // The decision is pure arithmetic on the stored entry, so it runs outside the lock.
-        let decision = CacheLookup.decide(
-            entry: stored, request: request, directives: directives, policy: policy, now: now)
+        let decision: CacheLookup
+        if let range = request.headers["Range"] {
+            decision = CacheLookup.decide(
+                range: ByteRangeSpec(range), entry: stored, request: request, directives: directives, policy: policy,
+                now: now)
+        } else {
+            // A part never answers a request for the whole.
+            decision = CacheLookup.decide(
+                entry: stored?.isPartial == true ? nil : stored, request: request, directives: directives,
+                policy: policy, now: now)
+        }
         state.withLock { state in
             switch decision {
             case .hit, .staleWhileRevalidate: state.counters.hits += 1
@@ -260,13 +157,16 @@ public actor ResponseCache {
         return decision
     }
 
+    /// Removes one stored variant, if it is still the same generation.
+    nonisolated func removeIfCurrent(_ candidate: CacheStorage.Candidate) {
+        state.withLock { $0.storage.remove(candidate) }
+    }
+
     @discardableResult
-    private nonisolated func put(
-        _ entry: CachedResponse?, url: String, _ partition: CachePartition, _ request: TransportRequest,
-        revalidation: Bool = false
+    nonisolated func put(
+        _ entry: CachedResponse?, url: String, _ partition: CachePartition, _ request: TransportRequest
     ) -> CacheStorage.Insertion {
         state.withLock { state in
-            if revalidation { state.counters.revalidations += 1 }
             guard let entry else {
                 let removed = state.storage.removeVariants(url: url, partition: partition, matching: request.headers)
                 return CacheStorage.Insertion(stored: false, replaced: removed, evicted: 0)
@@ -279,7 +179,7 @@ public actor ResponseCache {
     }
 
     @discardableResult
-    private nonisolated func removeAll(urls: [String]) -> Int {
+    nonisolated func removeAll(urls: [String]) -> Int {
         state.withLock { state in
             let removed = urls.reduce(0) { $0 + state.storage.removeAll(url: $1) }
             state.counters.invalidations += removed

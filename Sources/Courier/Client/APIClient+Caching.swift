@@ -9,16 +9,21 @@ extension APIClient {
     /// - Parameters:
     ///   - adapted: The request after the adapters' first run; what the cache keys and matches `Vary` on.
     ///   - policy: The request's cache policy.
+    ///   - defaultFreshness: The request's default freshness; the client's when `nil`.
     ///   - partition: The credential identity the response belongs to, or `nil` for anonymous requests.
     ///   - id: The call, for its events.
-    func plan(_ adapted: Adapted, policy: CachePolicy, partition: String?, id: CallID) async throws(APIError)
-        -> CachePlan
-    {
+    func plan(
+        _ adapted: Adapted, policy: CachePolicy, defaultFreshness: Duration? = nil, partition: String?, id: CallID
+    ) async throws(APIError) -> CachePlan {
         let request = adapted.request
         let now = configuration.currentDate()
+        let freshness = defaultFreshness ?? configuration.defaultFreshness
         func send(_ outgoing: TransportRequest, _ record: Outgoing.Record, fallback: CachedResponse? = nil) -> CachePlan
         {
-            .send(Outgoing(request: outgoing, record: record, fallback: fallback, requestTime: now))
+            .send(
+                Outgoing(
+                    request: outgoing, record: record, fallback: fallback, requestTime: now,
+                    defaultFreshness: freshness))
         }
         guard let cache = configuration.cache else {
             if policy == .onlyIfCached { throw .notCached(request.url) }
@@ -27,7 +32,8 @@ extension APIClient {
         if adapted.isPrivate || request.method != .get {
             // Only a `GET` is ever answered from storage: `only-if-cached` can never be met by anything else.
             if policy == .onlyIfCached { throw .notCached(request.url) }
-            return send(request, request.method.isSafe ? .nothing : .invalidate(request))
+            let storesUnder: String?? = adapted.isPrivate ? .none : .some(partition)
+            return send(request, request.method.isSafe ? .nothing : .invalidate(request, partition: storesUnder))
         }
         let lookup = await cache.lookup(request, partition: partition, policy: policy, now: now)
         if CacheLookup.isServable(request) { recordLookup(lookup, now: now, id: id) }
@@ -41,7 +47,8 @@ extension APIClient {
             return send(request, store)
         case .staleWhileRevalidate(let entry, let revalidation):
             let record = Outgoing.Record.store(lookup: request, partition: partition, validating: entry)
-            let outgoing = Outgoing(request: revalidation, record: record, fallback: nil, requestTime: now)
+            let outgoing = Outgoing(
+                request: revalidation, record: record, fallback: nil, requestTime: now, defaultFreshness: freshness)
             return .serveStale(entry.served(at: now), revalidation: outgoing)
         case .validate(let entry, let conditional):
             return send(conditional, .store(lookup: request, partition: partition, validating: entry), fallback: entry)
@@ -51,23 +58,44 @@ extension APIClient {
     /// Step 5, inside the flight: what the answer changes in the cache. A `304` to the cache's own validation merges
     /// into the stored response and serves its body (``ResponseSource/revalidated``); a `GET` response is stored (or
     /// removes what it supersedes); a successful unsafe request invalidates (RFC 9111 §4.4).
-    func record(_ exchange: Exchange, _ outgoing: Outgoing, id: CallID) async -> Exchange {
+    ///
+    /// A `304` that validates nothing the cache holds (another entity tag, or an entry removed meanwhile) would
+    /// reach a caller who sent a plain `GET`: the request is sent once more without conditions instead, and that
+    /// answer is recorded and returned.
+    func record(_ exchange: Exchange, _ outgoing: Outgoing, call: Call) async throws -> Exchange {
         guard let cache = configuration.cache else { return exchange }
         var exchange = exchange
         let response = exchange.response
         let responseTime = configuration.currentDate()
+        let id = call.id
         switch outgoing.record {
         case .nothing:
             break
-        case .invalidate(let request):
+        case .invalidate(let request, let partition):
             let removed = await cache.invalidate(for: request, response: response)
             if removed > 0 { instrumentation.emit(id, .invalidated(count: removed)) }
+            if case .some(let partition) = partition {
+                let stored = await cache.storeContentLocation(
+                    response, for: request, partition: partition, requestTime: outgoing.requestTime,
+                    responseTime: responseTime)
+                if let bytes = stored { instrumentation.emit(id, .stored(bytes: bytes)) }
+            }
         case .store(let lookup, let partition, let entry?) where response.statusCode == 304:
             guard
                 let updated = await cache.revalidated(
                     entry, with: response, for: lookup, partition: partition, requestTime: outgoing.requestTime,
                     responseTime: responseTime)
-            else { break }
+            else {
+                var resend = outgoing
+                resend.request.headers.remove(name: "If-None-Match")
+                resend.request.headers.remove(name: "If-Modified-Since")
+                resend.record = .store(lookup: lookup, partition: partition, validating: nil)
+                resend.requestTime = responseTime
+                var answer = try await record(
+                    try await sendWithRetries(call, first: resend.request), resend, call: call)
+                answer.attempts += exchange.attempts
+                return answer
+            }
             instrumentation.count(.revalidation)
             instrumentation.emit(id, .revalidated)
             exchange.response = updated.served(at: responseTime)
@@ -75,7 +103,7 @@ extension APIClient {
         case .store(let lookup, let partition, _):
             let outcome = await cache.storeCountingEvictions(
                 response, for: lookup, partition: partition, requestTime: outgoing.requestTime,
-                responseTime: responseTime)
+                responseTime: responseTime, defaultFreshness: outgoing.defaultFreshness)
             if let bytes = outcome.storedBytes { instrumentation.emit(id, .stored(bytes: bytes)) }
             if outcome.evicted > 0 { instrumentation.emit(id, .evicted(count: outcome.evicted)) }
         }

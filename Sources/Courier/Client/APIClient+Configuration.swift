@@ -23,6 +23,11 @@ extension APIClient {
         /// - Important: The cache is an actor instance: copies of a configuration, and every client made from
         ///   them, share it. Give each client its own ``ResponseCache`` if they must not share, or set `nil`.
         public var cache: ResponseCache?
+        /// How long a stored response that names no lifetime (no `max-age`, no `Expires`) stays fresh; `nil`, the
+        /// default, leaves that to RFC 9111's heuristic. A common need: keep an answer five minutes when the
+        /// server says nothing. It never overrides `no-store`, `no-cache` or `must-revalidate`, and applies only to
+        /// status codes a heuristic could apply to. ``APIRequest/defaultFreshness`` overrides it per request.
+        public var defaultFreshness: Duration? = nil
         /// Decides whether failed attempts are sent again. ``RetryPolicy/default`` by default.
         public var retryPolicy: RetryPolicy
         /// Run in order on every attempt, before the request is sent. The first attempt's run happens before the

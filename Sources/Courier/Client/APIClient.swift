@@ -128,7 +128,10 @@ public final class APIClient: Sendable {
             decoding: shared)
         // 3. The cache answers, or says what to send and how to record the answer.
         let exchange: Exchange
-        switch try await plan(adapted, policy: request.cachePolicy, partition: call.partition, id: id) {
+        switch try await plan(
+            adapted, policy: request.cachePolicy, defaultFreshness: request.defaultFreshness, partition: call.partition,
+            id: id)
+        {
         case .serve(let response):
             exchange = Exchange(request: adapted.request, response: response, attempts: 0, source: .cache)
         case .serveStale(let response, let revalidation):
@@ -166,7 +169,8 @@ public final class APIClient: Sendable {
     /// call cannot be shared. The flight sends with retries, records the answer in the cache and decodes it once.
     private func sendShared(_ call: Call, _ outgoing: Outgoing) async throws -> Exchange {
         let flight: @Sendable () async throws -> Exchange = { [self] in
-            var exchange = await record(try await sendWithRetries(call, first: outgoing.request), outgoing, id: call.id)
+            var exchange = try await record(
+                try await sendWithRetries(call, first: outgoing.request), outgoing, call: call)
             if let decoding = call.decoding, configuration.acceptableStatusCodes.contains(exchange.response.statusCode)
             {
                 exchange.decoded = decoding.decode(exchange.response)

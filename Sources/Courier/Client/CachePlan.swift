@@ -20,8 +20,10 @@ struct Outgoing: Sendable {
         /// Store a `GET` response under `lookup` (a `304` to the cache's own validation is merged into
         /// `validating` instead, RFC 9111 §4.3.4).
         case store(lookup: TransportRequest, partition: String?, validating: CachedResponse?)
-        /// A successful unsafe request removes the stored responses it makes stale (RFC 9111 §4.4).
-        case invalidate(TransportRequest)
+        /// A successful unsafe request removes the stored responses it makes stale (RFC 9111 §4.4); a `POST`
+        /// response that names its own URL in `Content-Location` is then stored for that URL under `partition`
+        /// (§4), unless the call is private (`partition` is then `.none`).
+        case invalidate(TransportRequest, partition: String??)
     }
 
     /// The first attempt: the request as the adapters returned it, with any validator the cache added.
@@ -31,4 +33,6 @@ struct Outgoing: Sendable {
     var fallback: CachedResponse?
     /// When the request was sent, for the stored response's age (RFC 9111 §4.2.3).
     var requestTime: Date
+    /// How long a response that names no lifetime stays fresh: the request's, else the client's.
+    var defaultFreshness: Duration? = nil
 }

@@ -33,6 +33,10 @@ public struct APIRequest<Value>: Sendable {
     public var body: RequestPayload?
     /// How the request uses the client's ``ResponseCache``. ``CachePolicy/useProtocolPolicy`` by default.
     public var cachePolicy: CachePolicy
+    /// How long this request's response stays fresh in the cache when it names no lifetime itself (no `max-age`,
+    /// no `Expires`); `nil` uses ``APIClient/Configuration/defaultFreshness``. Never overrides `no-store`,
+    /// `no-cache` or `must-revalidate`.
+    public var defaultFreshness: Duration? = nil
     /// Whether identical in-flight requests may share one upstream call. See ``CoalescingPolicy``.
     public var coalescing: CoalescingPolicy
     /// Whether the client's authenticator should authorize this request. It does only when the target is the

@@ -1,0 +1,149 @@
+import Foundation
+
+extension ResponseCache {
+    // MARK: Storing
+
+    /// Stores `response` to `request` if RFC 9111 §3 allows it (see ``CachedResponse`` and the type
+    /// documentation), replacing the variant the request selected. A final response that may not be stored
+    /// (`no-store`, `Vary: *`, too large) removes that variant instead, since it is no longer current.
+    ///
+    /// - Parameters:
+    ///   - response: The response as received.
+    ///   - request: The request as looked up (before adapters), so that its key matches later lookups.
+    ///   - partition: The caller's identity, or `nil`.
+    ///   - requestTime: When the request was sent.
+    ///   - responseTime: When the response arrived.
+    ///   - defaultFreshness: How long a response that names no lifetime stays fresh (no `max-age`, no `Expires`):
+    ///     five minutes, say, where the server says nothing. It takes the place of the heuristic (RFC 9111
+    ///     §4.2.2) and applies where one could, but never to `no-store`, `no-cache` or `must-revalidate`.
+    /// - Returns: Whether the response is now stored.
+    @discardableResult
+    public nonisolated func store(
+        _ response: TransportResponse, for request: TransportRequest, partition: String?, requestTime: Date,
+        responseTime: Date, defaultFreshness: Duration? = nil
+    ) async -> Bool {
+        await storeCountingEvictions(
+            response, for: request, partition: partition, requestTime: requestTime, responseTime: responseTime,
+            defaultFreshness: defaultFreshness
+        ).storedBytes != nil
+    }
+
+    /// ``store(_:for:partition:requestTime:responseTime:defaultFreshness:)``, telling the client's events what it did: the stored
+    /// entry's size (`nil` when nothing was stored) and how many entries it evicted.
+    nonisolated func storeCountingEvictions(
+        _ response: TransportResponse, for request: TransportRequest, partition: String?, requestTime: Date,
+        responseTime: Date, defaultFreshness: Duration? = nil
+    ) async -> (storedBytes: Int?, evicted: Int) {
+        let status = response.statusCode
+        guard request.method == .get, Freshness.isStorableFinalStatus(status) else { return (nil, 0) }
+        let url = RequestKey.normalize(request.url)
+        let partition = CachePartition(identity: partition, request: request)
+        let requestDirectives = Freshness.requestDirectives(request.headers)
+        if requestDirectives.noStore {
+            put(nil, url: url, partition, request)
+            return (nil, 0)
+        }
+        // The common answer (a heuristically cacheable status, no `no-store` in sight) goes straight to the entry,
+        // which parses its fields once; only the others have their `Cache-Control` read here first.
+        if !Freshness.heuristicallyCacheableStatusCodes.contains(status) || Self.saysNoStore(response.headers) {
+            let directives = CacheControl.parse(response.headers.values(for: "Cache-Control"))
+            let hasExpires = response.headers.contains("Expires")
+            // A status with no lifetime to use (a 500 without `max-age`) leaves what is stored alone: it may
+            // still stand in under `stale-if-error`.
+            guard Freshness.hasStorableFreshness(status: status, directives: directives, hasExpires: hasExpires)
+            else { return (nil, 0) }
+            if Freshness.forbidsStorage(directives, status: status) {
+                put(nil, url: url, partition, request)
+                return (nil, 0)
+            }
+        }
+        var entry = CachedResponse(
+            response: response, request: request, requestTime: requestTime, responseTime: responseTime,
+            defaultFreshness: defaultFreshness.map { max(0, $0.timeInterval) })
+        let isStorable = Freshness.isStorable(entry, requestDirectives: requestDirectives)
+        if isStorable, entry.isPartial, let stored = self.entry(url: url, partition: partition, request),
+            let combined = stored.combined(with: entry, request: request)
+        {
+            entry = combined
+        }
+        let insertion = put(isStorable ? entry : nil, url: url, partition, request)
+        return (insertion.stored ? entry.byteCount : nil, insertion.evicted)
+    }
+
+    /// Stores the response to a `POST` as the response to a later `GET` of the same URL when RFC 9111 §4 allows it:
+    /// its `Content-Location` names the request's own URL and it carries explicit freshness (`max-age` or
+    /// `Expires`), so the server said the body is a representation of that resource, and for how long.
+    ///
+    /// - Parameters:
+    ///   - response: The response to the `POST`.
+    ///   - request: The `POST`, after adapters; its header fields select the `Vary` variant.
+    ///   - partition: The caller's identity, or `nil`.
+    ///   - requestTime: When the request was sent.
+    ///   - responseTime: When the response arrived.
+    /// - Returns: The stored entry's size, or `nil` when nothing was stored.
+    nonisolated func storeContentLocation(
+        _ response: TransportResponse, for request: TransportRequest, partition: String?, requestTime: Date,
+        responseTime: Date
+    ) async -> Int? {
+        guard request.method == .post, let location = response.headers["Content-Location"],
+            let target = URL(string: location.trimmingCharacters(in: .whitespaces), relativeTo: request.url),
+            RequestKey.normalize(target.absoluteURL) == RequestKey.normalize(request.url)
+        else { return nil }
+        let directives = CacheControl.parse(response.headers.values(for: "Cache-Control"))
+        guard directives.maxAge != nil || response.headers.contains("Expires") else { return nil }
+        var get = request
+        get.method = .get
+        get.body = nil
+        return await storeCountingEvictions(
+            response, for: get, partition: partition, requestTime: requestTime, responseTime: responseTime
+        ).storedBytes
+    }
+
+    /// Applies a `304 Not Modified` to the stored response it validates (RFC 9111 §4.3.4, §3.2) and returns the
+    /// updated response, to be served with its stored body.
+    ///
+    /// The 304 is merged into storage only while `entry` is still the stored generation the request selects: an
+    /// entry stored after the conditional request was sent is newer than what the 304 speaks of, and is kept.
+    ///
+    /// - Parameters:
+    ///   - entry: The stored response the conditional request was made from, as this cache returned it.
+    ///   - notModified: The 304.
+    ///   - request: The request as looked up (without the added conditional fields).
+    ///   - partition: The caller's identity, or `nil`.
+    ///   - requestTime: When the conditional request was sent.
+    ///   - responseTime: When the 304 arrived.
+    /// - Returns: The updated entry; `nil` when the 304 validates nothing this cache holds: it names a different
+    ///   entity tag (the stale variant is then removed), or the entry was removed or evicted meanwhile. A caller
+    ///   who sent a plain `GET` then needs the request sent again without conditions.
+    public nonisolated func revalidated(
+        _ entry: CachedResponse, with notModified: TransportResponse, for request: TransportRequest, partition: String?,
+        requestTime: Date, responseTime: Date
+    ) async -> CachedResponse? {
+        let url = RequestKey.normalize(request.url)
+        let key = CachePartition(identity: partition, request: request)
+        let candidates = state.withLock { $0.storage.candidates(url: url, partition: key) }
+        let current = candidates.first { $0.entry.matches(request.headers) }
+        if let tag = notModified.headers["ETag"], let stored = entry.etag, !Self.weakMatch(tag, stored) {
+            if let current, current.id == entry.generation { removeIfCurrent(current) }
+            return nil
+        }
+        guard let current else { return nil }  // Removed or evicted: the body it validated is gone.
+        let updated = entry.updated(
+            with: notModified, request: request, requestTime: requestTime, responseTime: responseTime)
+        guard current.id == entry.generation else { return updated }  // Superseded: serve, but keep the newer.
+        let isStorable = Freshness.isStorable(updated, requestDirectives: Freshness.requestDirectives(request.headers))
+        let merged = state.withLock { state -> Bool in
+            guard state.storage.holds(current) else { return false }
+            state.counters.revalidations += 1
+            guard isStorable else {
+                state.storage.removeVariants(url: url, partition: key, matching: request.headers)
+                return true
+            }
+            let insertion = state.storage.insert(updated, url: url, partition: key, replacing: request.headers)
+            state.counters.evictions += insertion.evicted
+            if insertion.stored { state.counters.stores += 1 }
+            return true
+        }
+        return merged ? updated : nil
+    }
+}
