@@ -5,11 +5,16 @@ let package = Package(
     name: "Courier",
     platforms: [.macOS(.v13), .iOS(.v16), .tvOS(.v16), .watchOS(.v9)],
     products: [
-        .library(name: "Courier", targets: ["Courier"])
+        .library(name: "Courier", targets: ["Courier"]),
+        // Test doubles for code that uses Courier: a stub transport, a manual clock, response builders.
+        .library(name: "CourierTesting", targets: ["CourierTesting"]),
     ],
     targets: [
         .target(name: "Courier"),
-        .testTarget(name: "CourierTests", dependencies: ["Courier"]),
+        .target(name: "CourierTesting", dependencies: ["Courier"]),
+        .testTarget(name: "CourierTests", dependencies: ["Courier", "CourierTesting"]),
+        // Written as a user would: only the two products, no @testable.
+        .testTarget(name: "CourierTestingTests", dependencies: ["Courier", "CourierTesting"]),
     ],
     swiftLanguageModes: [.v6]
 )
