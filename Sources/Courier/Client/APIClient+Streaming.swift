@@ -94,7 +94,12 @@ extension APIClient {
             let whole = try await exchange.collected(upTo: Self.collectedBodyLimit)
             return StreamedExchange(await record(whole, outgoing, id: id))
         case .store:
+            // Nothing `no-store` would keep (an event stream asks so): copying it aside would be wasted.
+            let noStore = [exchange.request.headers["Cache-Control"], head.headers["Cache-Control"]].contains {
+                $0?.lowercased().contains("no-store") == true
+            }
             let limit = cache.maxEntryBytes
+            if noStore { return exchange }
             if let announced = head.headers["Content-Length"].flatMap(Int.init), announced > limit { return exchange }
             var teed = exchange
             teed.response.body = exchange.response.body.copyingAside(upTo: limit) { [self] body in
