@@ -87,7 +87,8 @@ import Testing
         server.route("/events") { _ in .streamed(headers: [("Content-Type", "text/event-stream")], next: feed.next) }
         let client = APIClient(baseURL: server.baseURL, configuration: .init(transport: URLSessionTransport()))
         let consumer = Task {
-            for try await event in client.serverSentEvents(APIRequest<Data>.get("/events")) where event.data == "hello" {
+            for try await event in client.serverSentEvents(APIRequest<Data>.get("/events")) where event.data == "hello"
+            {
                 return true
             }
             return false

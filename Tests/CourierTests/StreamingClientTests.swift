@@ -6,7 +6,8 @@ import Testing
 /// ``APIClient/stream(_:)`` and uploads: the same pipeline as `send`, coalescing and caching kept honest.
 @Suite(.timeLimit(.minutes(1))) struct StreamingClientTests {
     private func client(
-        _ transport: any HTTPTransport, base: URL = URL(string: "https://api.example.com")!, cache: ResponseCache? = nil,
+        _ transport: any HTTPTransport, base: URL = URL(string: "https://api.example.com")!,
+        cache: ResponseCache? = nil,
         clock: TestClock = TestClock(), adapters: [any RequestAdapter] = []
     ) -> APIClient {
         APIClient(

@@ -127,7 +127,9 @@ import Testing
         let server = try TestServer()
         defer { server.shutdown() }
         server.route("POST", "/upload") { request in
-            .text("\(request.body.count) \(request.header("Content-Length") ?? "-") \(request.header("Transfer-Encoding") ?? "-")")
+            .text(
+                "\(request.body.count) \(request.header("Content-Length") ?? "-") \(request.header("Transfer-Encoding") ?? "-")"
+            )
         }
         let parts = (0..<40).map { Data(repeating: UInt8($0), count: 10_000) }
         var request = TransportRequest(method: .post, url: server.baseURL.appendingPathComponent("upload"))
@@ -151,7 +153,11 @@ import Testing
         request.streamedBody = StreamedBody(
             length: nil,
             chunks: ByteStream(next: {
-                guard sent.withLock({ sent in defer { sent = true }; return !sent }) else { throw Unreadable() }
+                guard
+                    sent.withLock({ sent in
+                        defer { sent = true }; return !sent
+                    })
+                else { throw Unreadable() }
                 return Data("start".utf8)
             }))
         await #expect(throws: Unreadable.self) {

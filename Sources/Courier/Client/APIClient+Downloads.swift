@@ -64,9 +64,13 @@ final class PartialFile: Sendable {
         let directory = destination.deletingLastPathComponent()
         url = directory.appendingPathComponent(".\(destination.lastPathComponent).\(UUID().uuidString).download")
         guard FileManager.default.createFile(atPath: url.path, contents: nil) else {
-            throw APIError.file(.write, destination, CocoaError(.fileWriteNoPermission, userInfo: [
-                NSUnderlyingErrorKey: NSError(domain: NSPOSIXErrorDomain, code: Int(errno))
-            ]))
+            throw APIError.file(
+                .write, destination,
+                CocoaError(
+                    .fileWriteNoPermission,
+                    userInfo: [
+                        NSUnderlyingErrorKey: NSError(domain: NSPOSIXErrorDomain, code: Int(errno))
+                    ]))
         }
         do {
             handle = Locked(try FileHandle(forWritingTo: url))

@@ -63,14 +63,16 @@ extension APIClient {
         let exchange: StreamedExchange
         switch try await plan(adapted, policy: request.cachePolicy, partition: call.partition, id: id) {
         case .serve(let response):
-            exchange = StreamedExchange(Exchange(request: adapted.request, response: response, attempts: 0, source: .cache))
+            exchange = StreamedExchange(
+                Exchange(request: adapted.request, response: response, attempts: 0, source: .cache))
         case .serveStale(let response, let revalidation):
             revalidateInBackground(call, revalidation)
             exchange = StreamedExchange(
                 Exchange(request: adapted.request, response: response, attempts: 0, source: .staleWhileRevalidate))
         case .send(let outgoing):
             // 5. Record the answer: a 304 merges, a stored body is copied aside as it passes, unsafe invalidates.
-            exchange = try await recordStreamed(try await streamWithRetries(call, first: outgoing.request), outgoing, id: id)
+            exchange = try await recordStreamed(
+                try await streamWithRetries(call, first: outgoing.request), outgoing, id: id)
         }
         // 6. Check the status.
         guard configuration.acceptableStatusCodes.contains(exchange.response.statusCode) else {

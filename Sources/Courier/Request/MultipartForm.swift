@@ -100,8 +100,10 @@ public struct MultipartForm: Sendable {
     static func headers(of part: Part) -> String {
         let (name, filename, contentType): (String, String?, String?)
         switch part {
-        case .data(let partName, let partFilename, let partType, _): (name, filename, contentType) = (partName, partFilename, partType)
-        case .file(let partName, let partFilename, let partType, _): (name, filename, contentType) = (partName, partFilename, partType)
+        case .data(let partName, let partFilename, let partType, _):
+            (name, filename, contentType) = (partName, partFilename, partType)
+        case .file(let partName, let partFilename, let partType, _):
+            (name, filename, contentType) = (partName, partFilename, partType)
         }
         var disposition = "Content-Disposition: form-data; name=\"\(escaped(name))\""
         if let filename { disposition += "; filename=\"\(escaped(filename))\"" }

@@ -101,14 +101,20 @@ final class URLSessionStreamingExchange: NSObject, URLSessionDataDelegate, Senda
         let (head, ended, task, session) = state.withLock { state in
             state.cancelled = true
             defer { state.head = nil }
-            return (state.head, state.body.finish(.failure(CancellationError()), discarding: true), state.task,
-                state.session)
+            return (
+                state.head, state.body.finish(.failure(CancellationError()), discarding: true), state.task,
+                state.session
+            )
         }
         head?.resume(throwing: CancellationError())
         ended?.reader?.resume(throwing: CancellationError())
         if ended?.wakeProducer == true { producerWake.signal() }
         pump?.cancel()
-        if let task { queue.async { task.cancel() } } else if let session { queue.async { session.invalidateAndCancel() } }
+        if let task {
+            queue.async { task.cancel() }
+        } else if let session {
+            queue.async { session.invalidateAndCancel() }
+        }
     }
 
     fileprivate func next() async throws -> Data? {
@@ -183,7 +189,8 @@ final class URLSessionStreamingExchange: NSObject, URLSessionDataDelegate, Senda
     }
 
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
-        let (head, result) = state.withLock { state -> (CheckedContinuation<HTTPURLResponse, any Error>?, Result<Void, any Error>) in
+        let (head, result) = state.withLock {
+            state -> (CheckedContinuation<HTTPURLResponse, any Error>?, Result<Void, any Error>) in
             defer {
                 state.head = nil
                 state.task = nil

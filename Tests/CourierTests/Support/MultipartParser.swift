@@ -20,9 +20,12 @@ struct MultipartParser {
             cursor += 2
             guard let headEnd = body.range(of: Data("\r\n\r\n".utf8), in: cursor..<body.endIndex) else { return nil }
             var headers: [String: String] = [:]
-            for line in String(decoding: body[cursor..<headEnd.lowerBound], as: UTF8.self).components(separatedBy: "\r\n") {
+            for line in String(decoding: body[cursor..<headEnd.lowerBound], as: UTF8.self).components(
+                separatedBy: "\r\n")
+            {
                 guard let colon = line.firstIndex(of: ":") else { return nil }
-                headers[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+                headers[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(
+                    in: .whitespaces)
             }
             guard let next = body.range(of: Data("\r\n".utf8) + boundary, in: headEnd.upperBound..<body.endIndex) else {
                 return nil
