@@ -285,3 +285,107 @@ private let ada = Data(#"{"id": 42, "name": "Ada"}"#.utf8)
         printer.cancel()
     }
 }
+
+// MARK: - StreamingAndFiles.md, run against a TestServer on loopback
+
+extension DocumentationSnippetTests {
+    private struct Completion: Encodable, Sendable {
+        let model: String
+        let prompt: String
+        let stream: Bool
+    }
+
+    /// Serves what the streaming article's snippets ask for.
+    private static func streamingServer() throws -> TestServer {
+        let server = try TestServer()
+        server.route("/exports/today.csv") { _ in .text("a,b\n1,2\n3,4\n", headers: [("Content-Type", "text/csv")]) }
+        server.route("PUT", "/backups/today") { request in .text("stored \(request.body.count) bytes") }
+        server.route("POST", "/photos") { request in .json(#"{"received":\#(request.body.count)}"#) }
+        server.route("/notifications") { _ in
+            .text("event: ping\ndata: {\"n\": 1}\nid: 1\n\n", headers: [("Content-Type", "text/event-stream")])
+        }
+        server.route("POST", "/v1/completions") { _ in
+            .text(
+                "data: {\"token\": \"Hel\"}\n\ndata: {\"token\": \"lo\"}\n\ndata: [DONE]\n\n",
+                headers: [("Content-Type", "text/event-stream")])
+        }
+        return server
+    }
+
+    @Test func streamingAndFiles() async throws {
+        let server = try Self.streamingServer()
+        defer { server.shutdown() }
+        let client = APIClient(baseURL: server.baseURL)
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("courier-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+
+        // Snippet: StreamingAndFiles.md, "Stream a response"
+        let response = try await client.stream(APIRequest<Data>.get("/exports/today.csv"))
+        print(response.statusCode, response.headers["Content-Type"] ?? "")
+        var lines = 0
+        for try await chunk in response.body {
+            lines += chunk.filter { $0 == UInt8(ascii: "\n") }.count
+        }
+        // End snippet
+        #expect(lines == 3)
+
+        // Snippet: StreamingAndFiles.md, "Download to a file"
+        let destination = directory.appendingPathComponent("today.csv")
+        let download = client.download(APIRequest<Void>.get("/exports/today.csv"), to: destination)
+        let watcher = Task {
+            for await progress in download.progress {
+                print("\(progress.completedBytes) of \(progress.totalBytes ?? -1) bytes")
+            }
+        }
+        let saved = try await download.value  // saved.value == destination, complete
+        await watcher.value
+        // End snippet
+        #expect(try Data(contentsOf: saved.value) == Data("a,b\n1,2\n3,4\n".utf8))
+
+        let archive = destination
+        // Snippet: StreamingAndFiles.md, "Upload a file or a stream"
+        let receipt = try await client.upload(APIRequest<Data>.put("/backups/today"), fromFile: archive).value
+
+        let generated = StreamedBody(length: nil) {
+            // Called once per attempt, so a retry sends the body again from its start.
+            ByteStream(Data("line 1\nline 2\n".utf8))
+        }
+        let streamed = client.upload(APIRequest<Data>.put("/backups/today"), body: generated, contentType: "text/plain")
+        print(String(decoding: try await streamed.value.value, as: UTF8.self))
+        // End snippet
+        #expect(String(decoding: receipt.value, as: UTF8.self) == "stored 12 bytes")
+
+        // Snippet: StreamingAndFiles.md, "Send a multipart form"
+        struct PhotoReceipt: Decodable, Sendable { let received: Int }
+
+        var form = MultipartForm()
+        form.addField("title", value: "Übersicht")
+        form.addFile("photo", at: archive, filename: "Käse.csv", contentType: "text/csv")
+        let photo = try await client.upload(APIRequest<PhotoReceipt>.post("/photos"), form: form).value
+        // End snippet
+        #expect(photo.value.received > 0)
+
+        // Snippet: StreamingAndFiles.md, "Receive server-sent events"
+        for try await event in client.serverSentEvents(APIRequest<Data>.get("/notifications")) {
+            print(event.type, event.data, event.lastEventID ?? "")
+            break  // a real consumer reads until it is cancelled; the stream reconnects by itself
+        }
+        // End snippet
+
+        // Snippet: StreamingAndFiles.md, "Stream tokens from a language model"
+        struct Delta: Decodable { let token: String }
+
+        let prompt = APIRequest<Data>.post(
+            "/v1/completions", body: Completion(model: "small", prompt: "Say hello", stream: true))
+        var text = ""
+        // No reconnection: sending the prompt again would start a new answer, not resume this one.
+        for try await event in client.serverSentEvents(prompt, maxReconnects: 0) {
+            if event.data == "[DONE]" { break }
+            text += try event.decode(Delta.self).token
+            print(text)  // show the answer as it grows
+        }
+        // End snippet
+        #expect(text == "Hello")
+    }
+}

@@ -196,7 +196,7 @@ public final class APIClient: Sendable {
 
     /// Serves a stale response now and revalidates it in a task of its own, at most once per stored response at a
     /// time, even with coalescing off: keyed like the cache entry.
-    private func revalidateInBackground(_ call: Call, _ revalidation: Outgoing) {
+    func revalidateInBackground(_ call: Call, _ revalidation: Outgoing) {
         let varyNames: [String]
         if case .store(_, _, let entry?) = revalidation.record { varyNames = entry.varyNames } else { varyNames = [] }
         let key = RequestKey(
@@ -320,13 +320,13 @@ public final class APIClient: Sendable {
 
     /// Runs the adapters in order; their failures become ``APIError/adapterFailed(_:)``. What they return is
     /// validated again, method and headers, since an adapter may change either.
-    private func adapt(_ request: TransportRequest) async throws -> TransportRequest {
+    func adapt(_ request: TransportRequest) async throws -> TransportRequest {
         try await adapt(request) { _, _, _ in }
     }
 
     /// Runs the adapters once before the cache lookup, noting whether one that declared nothing changed a
     /// header the cache and the key cannot see (the call is then private).
-    private func adaptBeforeLookup(_ request: TransportRequest) async throws -> Adapted {
+    func adaptBeforeLookup(_ request: TransportRequest) async throws -> Adapted {
         guard !configuration.adapters.isEmpty else { return Adapted(unadapted: request, request: request) }
         var isPrivate = false
         let adapted = try await adapt(request) { adapter, before, after in

@@ -43,6 +43,9 @@ public enum APIError: Error, Sendable {
     /// refused as one too many, or the credential changed under the request. Carries the reason and,
     /// for a failed refresh, its cause.
     case authenticationFailed(AuthenticationFailure)
+    /// A file the call reads or writes could not be used: the file to upload does not exist or cannot be read, or a
+    /// download's destination cannot be written. Carries the path, which of the two, and the file system's error.
+    case fileAccess(FileAccessFailure)
 
     /// The status code of the response, when the error carries one.
     public var statusCode: Int? {
@@ -66,6 +69,7 @@ public enum APIError: Error, Sendable {
             error
         case .invalidResponse(_, let error): error
         case .authenticationFailed(let failure): failure.underlyingError
+        case .fileAccess(let failure): failure.underlyingError
         case .invalidRequest, .timedOut, .unacceptableStatus, .notCached, .unauthorized, .responseTooLarge: nil
         }
     }
@@ -183,6 +187,8 @@ extension APIError: CustomStringConvertible, LocalizedError {
                 + "after one token refresh and resend if the client has an authenticator."
         case .authenticationFailed(let failure):
             "Authentication failed: \(failure)."
+        case .fileAccess(let failure):
+            "\(failure)."
         }
     }
 

@@ -33,6 +33,7 @@ final class URLSessionExchange: NSObject, URLSessionDataDelegate, Sendable {
     private enum Stop {
         case tooLarge
         case challenged(HTTPURLResponse?)
+        case undecodable(String)
     }
 
     private struct State {
@@ -139,6 +140,16 @@ final class URLSessionExchange: NSObject, URLSessionDataDelegate, Sendable {
         completionHandler: @escaping @Sendable (URLSession.ResponseDisposition) -> Void
     ) {
         let head = response as? HTTPURLResponse
+        if let coding = head.flatMap(URLSessionTransport.undecodableCoding) {
+            // libcurl would fail the body with a message that does not name the coding: stop with one that does.
+            let continuation = state.withLock { state in
+                if state.stop == nil { state.stop = .undecodable(coding) }
+                defer { state.continuation = nil }
+                return state.continuation
+            }
+            continuation?.resume(returning: .failure(URLSessionTransport.undecodableCodingError(coding)))
+            return completionHandler(.cancel)
+        }
         let announced = head.map(announcedLength) ?? -1
         let stopped = state.withLock { state in
             state.head = head
@@ -236,6 +247,8 @@ final class URLSessionExchange: NSObject, URLSessionDataDelegate, Sendable {
         switch state.stop {
         case .tooLarge?:
             return .failure(APIError.responseTooLarge(limit: maxResponseBytes))
+        case .undecodable(let coding)?:
+            return .failure(URLSessionTransport.undecodableCodingError(coding))
         case .challenged(let failure)?:
             guard let head = state.head ?? failure else { break }
             return .response(head, state.body)

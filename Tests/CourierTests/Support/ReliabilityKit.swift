@@ -114,6 +114,7 @@ enum ReliabilityKit {
         case .notCached: return "notCached"
         case .unauthorized: return "unauthorized"
         case .authenticationFailed: return "authenticationFailed"
+        case .fileAccess(let failure): return "fileAccess(\(failure.operation.rawValue))"
         }
     }
 
