@@ -3,7 +3,9 @@
 # warning. No plugin: the symbol graph comes straight from the compiler.
 #
 #   1. Checks that every Swift code block of the articles is a snippet of
-#      Tests/CourierTests/DocumentationSnippetTests.swift (which compiles and runs them) and the other way round.
+#      Tests/CourierTests/DocumentationSnippetTests.swift (which compiles and runs them), or of an integration
+#      package's Tests/*/DocumentationSnippetTests.swift for snippets that need other packages, and the other way
+#      round.
 #   2. Builds the Courier target with -emit-symbol-graph, in its own scratch path (.build-docs) so that it never
 #      invalidates the main build.
 #   3. Runs `docc convert --transform-for-static-hosting --warnings-as-errors`, and also fails if docc printed a
@@ -19,6 +21,11 @@ if [ -d /opt/swift/usr/bin ]; then export PATH="/opt/swift/usr/bin:$PATH"; fi
 
 catalog=Sources/Courier/Courier.docc
 snippets=Tests/CourierTests/DocumentationSnippetTests.swift
+# Snippets that need other packages (Hummingbird, swift-log…) compile in the integration package that has them.
+snippet_files=("$snippets")
+for file in Integrations/*/Tests/*/DocumentationSnippetTests.swift; do
+    [ -e "$file" ] && snippet_files+=("$file")
+done
 output=Docs/site
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -49,6 +56,7 @@ awk -v dir="$work/snippets" '
         }
         close(file)
     }
+    FNR == 1 && inside { print "unterminated snippet at the end of a file" > "/dev/stderr"; exit 1 }
     /^[[:space:]]*\/\/ End snippet$/ { if (inside) flush(); inside = 0; next }
     /^[[:space:]]*\/\/ Snippet: / {
         if (inside) { print "unterminated snippet before line " NR > "/dev/stderr"; exit 1 }
@@ -57,7 +65,7 @@ awk -v dir="$work/snippets" '
     }
     inside { lines[++count] = $0 }
     END { if (inside) { print "unterminated snippet at the end" > "/dev/stderr"; exit 1 } }
-' "$snippets"
+' "${snippet_files[@]}"
 
 # Every ```swift block of every article, without its `import` lines and the blank lines that follow them.
 for article in "$catalog"/*.md; do
@@ -90,8 +98,8 @@ check_each() { # $1: directory of files to find, $2: directory to find them in, 
         fi
     done
 }
-check_each "$work/blocks" "$work/snippets" "a Swift code block of the article is not a snippet of $snippets"
-check_each "$work/snippets" "$work/blocks" "a snippet of $snippets is not a code block of its article"
+check_each "$work/blocks" "$work/snippets" "a Swift code block of the article is not a snippet of ${snippet_files[*]}"
+check_each "$work/snippets" "$work/blocks" "a snippet of ${snippet_files[*]} is not a code block of its article"
 [ "$mismatches" = 0 ] || fail "$mismatches code blocks and snippets differ; edit the article and the test together"
 echo "docs.sh: $(ls "$work/blocks" | wc -l | tr -d ' ') article code blocks match the compiled snippets"
 
