@@ -170,8 +170,8 @@ private struct TraceContextAdder: CallObserver {
         }
     }
 
-    /// The case name of a step, so that an expected sequence reads as a list of steps.
+    /// The case name of a step with associated values, so that an expected sequence reads as a list of steps.
     private static func name(_ kind: ClientEvent.Kind) -> String {
-        String(String(reflecting: kind).split(separator: ".").last?.split(separator: "(").first ?? "")
+        Mirror(reflecting: kind).children.first?.label ?? "\(kind)"
     }
 }

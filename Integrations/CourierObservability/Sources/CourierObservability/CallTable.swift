@@ -8,7 +8,11 @@ struct CallKey: Hashable, Sendable {
     let id: CallID
 
     init(_ log: EventLog, _ id: CallID) {
-        self.log = ObjectIdentifier(log)
+        self.init(log: ObjectIdentifier(log), id: id)
+    }
+
+    init(log: ObjectIdentifier, id: CallID) {
+        self.log = log
         self.id = id
     }
 }
