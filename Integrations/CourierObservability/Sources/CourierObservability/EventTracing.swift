@@ -19,7 +19,8 @@ struct EventTracing: Sendable {
 
     /// Starts the call's span under the caller's context.
     func startCall(method: RequestMethod, url: String) -> any Span {
-        let span = tracer.startSpan(Self.spanName(method), context: ServiceContext.current ?? .topLevel, ofKind: .internal)
+        let span = tracer.startSpan(
+            Self.spanName(method), context: ServiceContext.current ?? .topLevel, ofKind: .internal)
         Self.describeTarget(of: span, method: method, url: url)
         return span
     }
@@ -110,7 +111,9 @@ struct EventTracing: Sendable {
             attributes["url.full"] = url
             guard let components = URLComponents(string: url), let host = components.host else { return }
             attributes["server.address"] = host
-            if let port = components.port ?? (components.scheme == "https" ? 443 : components.scheme == "http" ? 80 : nil) {
+            if let port = components.port
+                ?? (components.scheme == "https" ? 443 : components.scheme == "http" ? 80 : nil)
+            {
                 attributes["server.port"] = port
             }
         }

@@ -32,9 +32,10 @@ import Testing
         #expect(finished.metadata["courier.source"] == "network")
         #expect(finished.metadata["courier.joined"] == "false")
         #expect(finished.metadata["courier.duration_ms"] != nil)
-        #expect(entries.filter { $0.metadata["courier.attempt"] != nil }.map { $0.metadata["courier.attempt"] } == [
-            "1", "1", "1", "2", "2",
-        ])
+        #expect(
+            entries.filter { $0.metadata["courier.attempt"] != nil }.map { $0.metadata["courier.attempt"] } == [
+                "1", "1", "1", "2", "2",
+            ])
         #expect(entries[3].metadata["courier.reason"] == "status 503")
     }
 

@@ -18,7 +18,9 @@ import Testing
             switch request.url.path {
             case "/v1/fresh": return TestKit.response(200, "f", headers: ["Cache-Control": "max-age=600"])
             case "/v1/etag":
-                if request.headers["If-None-Match"] == "\"v1\"" { return TestKit.response(304, headers: ["ETag": "\"v1\""]) }
+                if request.headers["If-None-Match"] == "\"v1\"" {
+                    return TestKit.response(304, headers: ["ETag": "\"v1\""])
+                }
                 return TestKit.response(200, "e", headers: ["ETag": "\"v1\"", "Cache-Control": "no-cache"])
             case "/v1/flaky":
                 let attempt = flakyAttempts.withLock { count in
@@ -74,7 +76,8 @@ import Testing
     @Test func dimensionsSayMethodStatusClassAndSource() async throws {
         let metrics = TestMetrics()
         let transport = TestKit.StubTransport { request, _ in
-            request.method == .delete ? TestKit.response(500) : TestKit.response(200, headers: ["Cache-Control": "max-age=60"])
+            request.method == .delete
+                ? TestKit.response(500) : TestKit.response(200, headers: ["Cache-Control": "max-age=60"])
         }
         let client = TestKit.makeClient(transport, cache: ResponseCache()) { $0.observe(metrics: metrics) }
         _ = try await client.send(APIRequest<Data>.get("/a"))
@@ -88,7 +91,8 @@ import Testing
         let failed = try metrics.expectCounter(
             "courier_requests_total", [("method", "DELETE"), ("status_class", "failed"), ("source", "none")])
         #expect([network.totalValue, cached.totalValue, failed.totalValue] == [1, 1, 1])
-        let attempts = try metrics.expectTimer("courier_attempt_duration", [("method", "DELETE"), ("status_class", "5xx")])
+        let attempts = try metrics.expectTimer(
+            "courier_attempt_duration", [("method", "DELETE"), ("status_class", "5xx")])
         #expect(attempts.values.count == 1)
         #expect(try metrics.expectCounter("courier_upstream_calls_total", [("method", "GET")]).totalValue == 1)
     }

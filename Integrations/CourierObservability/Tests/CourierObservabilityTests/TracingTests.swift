@@ -59,7 +59,8 @@ import Tracing
         for span in [call, attempt] {
             #expect(span.status?.code == .error)
             #expect(span.attributes["error.type"]?.toSpanAttribute() == "transport")
-            #expect(span.attributes["url.full"]?.toSpanAttribute() == "https://api.example.com/v1/down?api_key=<redacted>")
+            #expect(
+                span.attributes["url.full"]?.toSpanAttribute() == "https://api.example.com/v1/down?api_key=<redacted>")
             let message = span.status?.message ?? ""
             #expect(!message.contains("secret"), "\(message)")
         }
@@ -96,7 +97,8 @@ import Tracing
 
     @Test func aCacheHitIsOneSpanWithoutAttempts() async throws {
         let tracer = W3CTracer()
-        let transport = TestKit.StubTransport { _, _ in TestKit.response(200, headers: ["Cache-Control": "max-age=60"]) }
+        let transport = TestKit.StubTransport { _, _ in TestKit.response(200, headers: ["Cache-Control": "max-age=60"])
+        }
         let client = TestKit.makeClient(transport, cache: ResponseCache()) { $0.observe(tracer: tracer) }
         _ = try await client.send(APIRequest<Data>.get("/a"))
         tracer.memory.clearFinishedSpans()

@@ -34,13 +34,17 @@ struct W3CTracer: Tracer {
 
     func forceFlush() { memory.forceFlush() }
 
-    func inject<Carrier, Inject: Injector>(_ context: ServiceContext, into carrier: inout Carrier, using injector: Inject)
+    func inject<Carrier, Inject: Injector>(
+        _ context: ServiceContext, into carrier: inout Carrier, using injector: Inject
+    )
     where Carrier == Inject.Carrier {
         guard let span = context.inMemorySpanContext else { return }
         injector.inject(Self.traceparent(trace: span.traceID, span: span.spanID), forKey: "traceparent", into: &carrier)
     }
 
-    func extract<Carrier, Extract: Extractor>(_ carrier: Carrier, into context: inout ServiceContext, using extractor: Extract)
+    func extract<Carrier, Extract: Extractor>(
+        _ carrier: Carrier, into context: inout ServiceContext, using extractor: Extract
+    )
     where Carrier == Extract.Carrier {
         guard let value = extractor.extract(key: "traceparent", from: carrier) else { return }
         let parts = value.split(separator: "-")
