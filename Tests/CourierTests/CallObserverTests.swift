@@ -120,14 +120,18 @@ private struct TraceContextAdder: CallObserver {
         #expect(transport.callCount == 0)
     }
 
-    /// Every caller would add a different field: had it entered the key, 50 callers would have sent 50 requests.
+    /// Every caller would add a different field: had it entered the key or the stored request, the flight would split
+    /// and the cache would miss. Even a key and a response that vary on that very name do not see it.
     @Test func fieldsAddedPerCallNeitherSplitAFlightNorTheCache() async throws {
         let gate = CoalescerTestKit.Gate()
         let transport = MockTransport { _, _ in
             _ = await gate.wait()
-            return .text(200, "shared", headers: ["Cache-Control": "max-age=60"])
+            return .text(200, "shared", headers: ["Cache-Control": "max-age=60", "Vary": "traceparent"])
         }
-        let client = Kit.makeClient(transport, cache: ResponseCache()) { $0.observers = [TraceContextAdder()] }
+        let client = Kit.makeClient(transport, cache: ResponseCache()) {
+            $0.observers = [TraceContextAdder()]
+            $0.coalescingHeaders = ["traceparent"]
+        }
         let calls = (0..<50).map { _ in Task { try await client.send(APIRequest<Data>.get("/shared")) } }
         try await CoalescerTestKit.waitForWaiters(50, on: client.coalescer)
         await gate.open()
