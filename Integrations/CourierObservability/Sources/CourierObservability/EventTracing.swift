@@ -68,22 +68,31 @@ struct EventTracing: Sendable {
 
     // MARK: Attempts
 
-    /// Starts the attempt's span as a child of the call's (or of the current context, for a background revalidation
-    /// that outlived its call) and injects its context into `headers`.
+    /// Starts the attempt's span as a child of the call's and injects its context into `headers`.
+    ///
+    /// An attempt made after its call ended (the background revalidation of a stale response, or a flight whose
+    /// leader left) gets no span: no step would end it. It carries the current context instead, so the server's span
+    /// still joins the caller's trace.
     func startAttempt(_ attempt: Int, key: CallKey, calls: CallTable, headers: inout HeaderFields) {
-        let call = calls[key]
-        let parent = call?.span?.context ?? ServiceContext.current ?? .topLevel
-        let method = call?.method ?? .get
-        let span = tracer.startSpan(Self.spanName(method), context: parent, ofKind: .client)
-        if let call { Self.describeTarget(of: span, method: method, url: call.url) }
+        guard let call = calls[key], let parent = call.span else {
+            if let current = ServiceContext.current {
+                tracer.inject(current, into: &headers, using: HeaderFieldsInjector())
+            }
+            return
+        }
+        let span = tracer.startSpan(Self.spanName(call.method), context: parent.context, ofKind: .client)
+        Self.describeTarget(of: span, method: call.method, url: call.url)
         if attempt > 1 { span.attributes["http.request.resend_count"] = attempt - 1 }
         let previous = calls.update(key) { state in
             state.led = true
             defer { state.attemptSpan = span }
             return state.attemptSpan
         }
-        // An attempt that failed without a retry being scheduled (a refresh resend) ends when the next one starts.
-        previous??.end()
+        switch previous {
+        case nil: span.end()  // The call ended meanwhile (its caller left): nothing else would end the span.
+        case let open??: open.end()  // An attempt no step closed ends when the next one starts.
+        case .some(nil): break
+        }
         tracer.inject(span.context, into: &headers, using: HeaderFieldsInjector())
     }
 
