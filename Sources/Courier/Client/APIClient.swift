@@ -51,7 +51,8 @@ public final class APIClient: Sendable {
         self.deadlines = DeadlineScheduler(clock: configuration.clock)
         self.scope = CredentialScope(baseURL: baseURL, configuration: configuration)
         self.instrumentation = Instrumentation(
-            log: EventLog(clock: configuration.clock), redaction: Redaction(scope.credentials))
+            log: EventLog(clock: configuration.clock), redaction: Redaction(scope.credentials),
+            observers: configuration.observers)
     }
 
     // MARK: Sending Requests
@@ -365,6 +366,7 @@ public final class APIClient: Sendable {
         -> TransportResponse
     {
         let transport = configuration.transport
+        let request = try instrumentation.outgoing(request, attempt: attempt, id: id)
         let start = instrumentation.attemptSent(request, attempt: attempt, id: id)
         do {
             let response = try await transport.send(
