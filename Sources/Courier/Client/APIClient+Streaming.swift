@@ -72,7 +72,7 @@ extension APIClient {
         case .send(let outgoing):
             // 5. Record the answer: a 304 merges, a stored body is copied aside as it passes, unsafe invalidates.
             exchange = try await recordStreamed(
-                try await streamWithRetries(call, first: outgoing.request), outgoing, id: id)
+                try await streamWithRetries(call, first: outgoing.request), outgoing, call: call)
         }
         // 6. Check the status.
         guard configuration.acceptableStatusCodes.contains(exchange.response.statusCode) else {
@@ -82,9 +82,9 @@ extension APIClient {
         return exchange
     }
 
-    /// Step 5 for a streamed answer. A `304` and an invalidation need no body, so they reuse ``record(_:_:id:)``
+    /// Step 5 for a streamed answer. A `304` and an invalidation need no body, so they reuse ``record(_:_:call:)``
     /// with the head; a response to store is stored when its body ends, if it fit ``ResponseCache/maxEntryBytes``.
-    private func recordStreamed(_ exchange: StreamedExchange, _ outgoing: Outgoing, id: CallID) async throws
+    private func recordStreamed(_ exchange: StreamedExchange, _ outgoing: Outgoing, call: Call) async throws
         -> StreamedExchange
     {
         guard let cache = configuration.cache else { return exchange }
@@ -94,7 +94,7 @@ extension APIClient {
             return exchange
         case .store(_, _, _?) where head.statusCode == 304, .invalidate:
             let whole = try await exchange.collected(upTo: Self.collectedBodyLimit)
-            return StreamedExchange(await record(whole, outgoing, id: id))
+            return StreamedExchange(try await record(whole, outgoing, call: call))
         case .store:
             // Nothing `no-store` would keep (an event stream asks so): copying it aside would be wasted.
             let noStore = [exchange.request.headers["Cache-Control"], head.headers["Cache-Control"]].contains {
@@ -109,7 +109,7 @@ extension APIClient {
                     request: exchange.request,
                     response: TransportResponse(statusCode: head.statusCode, headers: head.headers, body: body),
                     attempts: exchange.attempts, source: exchange.source)
-                _ = await record(stored, outgoing, id: id)
+                _ = try? await record(stored, outgoing, call: call)
             }
             return teed
         }
