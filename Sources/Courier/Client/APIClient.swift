@@ -140,7 +140,9 @@ public final class APIClient: Sendable {
             exchange = try await sendServingStaleOnError(call, outgoing)
         }
         // 6. Check the status; the caller decodes.
-        guard configuration.acceptableStatusCodes.contains(exchange.response.statusCode) else {
+        guard !request.throwsOnUnacceptableStatus
+            || configuration.acceptableStatusCodes.contains(exchange.response.statusCode)
+        else {
             throw APIError.unacceptableStatus(exchange.response)
         }
         return exchange
