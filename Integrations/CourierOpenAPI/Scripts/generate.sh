@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Regenerates the committed client in Generated/NotesAPI from its openapi.yaml and openapi-generator-config.yaml,
+# Regenerates the committed client in Tests/CourierOpenAPITests/NotesAPI from its openapi.yaml and openapi-generator-config.yaml,
 # with swift-openapi-generator 1.14.3 built once in a scratch folder outside the repository. CI never runs this:
 # the generated Swift is committed, so no build compiles the generator (about 7 minutes on 2 cores).
 #   bash Integrations/CourierOpenAPI/Scripts/generate.sh     (SCRATCH=/somewhere to build elsewhere; /tmp/gen by default)
@@ -14,6 +14,6 @@ if [ ! -x "$generator" ]; then
     (cd "$scratch/src" && swift build -c release --product swift-openapi-generator)
 fi
 "$generator" generate \
-    --config Generated/NotesAPI/openapi-generator-config.yaml \
-    --output-directory Generated/NotesAPI \
-    Generated/NotesAPI/openapi.yaml
+    --config Tests/CourierOpenAPITests/NotesAPI/openapi-generator-config.yaml \
+    --output-directory Tests/CourierOpenAPITests/NotesAPI \
+    Tests/CourierOpenAPITests/NotesAPI/openapi.yaml

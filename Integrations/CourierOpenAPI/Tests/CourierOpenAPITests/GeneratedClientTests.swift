@@ -1,10 +1,9 @@
+import CourierOpenAPI
 import Foundation
-import NotesAPI
 import OpenAPIRuntime
 import Testing
 
 @testable import Courier
-@testable import CourierOpenAPI
 
 /// The generated Notes client sending through an `APIClient`, against a Hummingbird upstream on a real socket.
 @Suite(.timeLimit(.minutes(2))) struct GeneratedClientTests {

@@ -1,27 +1,24 @@
+import Courier
+import CourierOpenAPI
 import Foundation
 import HTTPTypes
 import OpenAPIRuntime
 import Testing
 
-@testable import Courier
-@testable import CourierOpenAPI
-
 /// The transport's own rules, with the upstream replaced by a closure: where an operation is sent, how its body is
 /// read, and which statuses come back as responses.
 @Suite struct TransportTests {
     /// A Courier transport answering from a closure and recording what it was sent.
-    final class RecordingTransport: HTTPTransport {
+    actor RecordingTransport: HTTPTransport {
         let answer: @Sendable (TransportRequest) -> TransportResponse
-        private let sent = Locked<[TransportRequest]>([])
+        private(set) var requests: [TransportRequest] = []
 
         init(_ answer: @escaping @Sendable (TransportRequest) -> TransportResponse) {
             self.answer = answer
         }
 
-        var requests: [TransportRequest] { sent.withLock { $0 } }
-
         func send(_ request: TransportRequest) async throws -> TransportResponse {
-            sent.withLock { $0.append(request) }
+            requests.append(request)
             return answer(request)
         }
     }
@@ -42,7 +39,7 @@ import Testing
         let request = HTTPRequest(method: .get, scheme: nil, authority: nil, path: "/notes/1?tag=a%20b")
         _ = try await transport.send(
             request, body: nil, baseURL: URL(string: "https://api.example.com/v1/?ignored=1")!, operationID: "getNote")
-        #expect(recorder.requests.map(\.url.absoluteString) == ["https://api.example.com/v1/notes/1?tag=a%20b"])
+        #expect(await recorder.requests.map(\.url.absoluteString) == ["https://api.example.com/v1/notes/1?tag=a%20b"])
     }
 
     @Test(arguments: [400, 404, 409, 500, 503])
@@ -75,7 +72,7 @@ import Testing
             HTTPRequest(method: .post, scheme: nil, authority: nil, path: "/notes", headerFields: fields),
             body: HTTPBody(stream, length: .unknown), baseURL: URL(string: "https://api.example.com/v1")!,
             operationID: "createNote")
-        let sent = try #require(recorder.requests.first)
+        let sent = try #require(await recorder.requests.first)
         #expect(sent.method == .post)
         #expect(sent.body == Data(#"{"text":"hi"}"#.utf8))
         #expect(sent.headers["content-type"] == "application/json; charset=utf-8")
@@ -97,7 +94,7 @@ import Testing
         _ = try await transport.send(
             HTTPRequest(method: .get, scheme: nil, authority: nil, path: "/x"), body: nil,
             baseURL: URL(string: "https://api.example.com")!, operationID: "listThings")
-        #expect(recorder.requests.first?.headers["X-Operation"] == "listThings")
+        #expect(await recorder.requests.first?.headers["X-Operation"] == "listThings")
     }
 
     @Test(arguments: [String?.none, "relative", "https://evil.example.com/x"])
@@ -112,7 +109,7 @@ import Testing
             Issue.record("expected invalidPath, got \(error)")
             return
         }
-        #expect(recorder.requests.isEmpty)
+        #expect(await recorder.requests.isEmpty)
     }
 
     @Test func aBodyThatCannotBeReadIsAnEncodingFailureAndNothingIsSent() async throws {
@@ -130,7 +127,7 @@ import Testing
             return
         }
         #expect(cause is Broken)
-        #expect(recorder.requests.isEmpty)
+        #expect(await recorder.requests.isEmpty)
     }
 
     @Test func aServerStatusTheRuntimeCannotHoldIsAnInvalidResponse() async throws {

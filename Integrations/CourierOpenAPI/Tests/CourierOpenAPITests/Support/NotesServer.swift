@@ -1,5 +1,6 @@
 import Foundation
 import Hummingbird
+import ServiceLifecycle
 
 /// The upstream of the tests: the Notes API of `Generated/NotesAPI/openapi.yaml`, served by Hummingbird on
 /// 127.0.0.1 with a port the system picks, so tests run in parallel without clashing.
@@ -25,19 +26,22 @@ struct NotesServer {
                 portFound.yield(channel.localAddress?.port ?? 0)
                 portFound.finish()
             })
-        let server = Task { try await app.run() }
+        let services = ServiceGroup(configuration: .init(services: [app], logger: app.logger))
+        let server = Task { try await services.run() }
         var iterator = ports.makeAsyncIterator()
-        guard let port = await iterator.next(), port > 0 else {
-            server.cancel()
-            throw ServerDidNotStart()
-        }
+        let port = await iterator.next() ?? 0
         let outcome: Swift.Result<Result, any Error>
-        do {
-            outcome = .success(try await body(URL(string: "http://127.0.0.1:\(port)")!, upstream))
-        } catch {
-            outcome = .failure(error)
+        if port > 0 {
+            do {
+                outcome = .success(try await body(URL(string: "http://127.0.0.1:\(port)")!, upstream))
+            } catch {
+                outcome = .failure(error)
+            }
+        } else {
+            outcome = .failure(ServerDidNotStart())
         }
-        server.cancel()
+        // A graceful stop: open connections finish, and the server logs no error for the tests' shutdown.
+        await services.triggerGracefulShutdown()
         _ = await server.result
         return try outcome.get()
     }
