@@ -40,7 +40,9 @@ struct NotesServer {
         } else {
             outcome = .failure(ServerDidNotStart())
         }
-        // A graceful stop: open connections finish, and the server logs no error for the tests' shutdown.
+        // A graceful stop lets open requests finish, so none may be left waiting at the gate (a test that failed
+        // early would otherwise hang here); and the server logs no error for the tests' shutdown.
+        await gate?.open()
         await services.triggerGracefulShutdown()
         _ = await server.result
         return try outcome.get()
