@@ -12,7 +12,7 @@ extension HTTPRequest {
     /// - Parameter request: The request to convert.
     /// - Throws: ``APIError/invalidRequest(_:)`` for what HTTPTypes cannot express: a method that is not a token, a
     ///   URL that is not `http(s)` or carries user information (an `:authority` may not, RFC 9113 §8.3.1), or a
-    ///   header field that ``HTTPTypes/HTTPFields/init(_:)`` refuses.
+    ///   header field that `HTTPFields.init(_:)` refuses.
     public init(_ request: TransportRequest) throws(APIError) {
         guard let method = HTTPRequest.Method(request.method.rawValue) else {
             throw .invalidRequest(.invalidMethod(request.method.rawValue))
