@@ -143,8 +143,9 @@ public final class APIClient: Sendable {
             // 4–5. Share one flight with identical callers, or send alone; the flight records the answer.
             exchange = try await sendServingStaleOnError(call, outgoing)
         }
-        // 6. Check the status; the caller decodes.
-        guard configuration.acceptableStatusCodes.contains(exchange.response.statusCode) else {
+        // 6. Check the status, unless the caller reads every status itself; the caller decodes.
+        let isAcceptable = configuration.acceptableStatusCodes.contains(exchange.response.statusCode)
+        guard isAcceptable || !request.throwsOnUnacceptableStatus else {
             throw APIError.unacceptableStatus(exchange.response)
         }
         return exchange

@@ -54,6 +54,26 @@ public struct APIRequest<Value>: Sendable {
     /// The deadline of the whole call, retries and waits included; `nil` uses the client's
     /// ``APIClient/Configuration/callTimeout``.
     public var callTimeout: Duration?
+    /// Whether a final status outside ``APIClient/Configuration/acceptableStatusCodes`` fails the call with
+    /// ``APIError/unacceptableStatus(_:)`` (`true`, the default) or is returned as an ``APIResponse`` like a success.
+    ///
+    /// Set it to `false` when the caller reads every status itself, as a client generated from an OpenAPI document
+    /// does: a documented `404` is then an answer to switch over, not an error, and events and
+    /// ``APIClient/Metrics`` record the call as finished rather than failed.
+    ///
+    /// ```swift
+    /// var request = APIRequest<Data>.get("/users/0")
+    /// request.throwsOnUnacceptableStatus = false
+    /// let response = try await client.send(request)
+    /// if response.statusCode == 404 { print("no such user") }
+    /// ```
+    ///
+    /// Only the last step changes: retries (a `503` is still sent again as the ``RetryPolicy`` says), the refresh
+    /// and resend after a `401`, the cache and coalescing work as before, and the response returned is the final
+    /// one. A `401` that remains after the refresh, or with no authenticator, still fails with
+    /// ``APIError/unauthorized(_:)``, which carries that response. The body is decoded as `Value` whatever the
+    /// status, so use `APIRequest<Data>` (or a type that decodes the error bodies too).
+    public var throwsOnUnacceptableStatus: Bool
 
     /// Creates a request.
     ///
@@ -89,6 +109,7 @@ public struct APIRequest<Value>: Sendable {
         self.sendsCredentialsToAnyOrigin = false
         self.timeout = timeout
         self.callTimeout = nil
+        self.throwsOnUnacceptableStatus = true
     }
 
     /// Creates a request for an absolute URL, used as given.
