@@ -24,7 +24,7 @@ func progress(_ message: String) {
 
 var results: [String: [String: [Double]]] = [:]
 var keys = 0
-func nextKeys(_ count: Int) -> Range<Int> {
+@MainActor func nextKeys(_ count: Int) -> Range<Int> {
     defer { keys += count }
     return keys..<(keys + count)
 }

@@ -35,7 +35,7 @@ extension AsyncHTTPClientTransport {
             .timedOut
         case .remoteConnectionClosed, .uncleanShutdown:
             .connectionLost
-        case .identityCodingIncorrectlyPresent, .chunkedSpecifiedMultipleTimes, .httpEndReceivedAfterHeadWith1xx:
+        case .identityCodingIncorrectlyPresent:
             .badServerResponse
         default:
             .other

@@ -50,7 +50,7 @@ struct ExchangeTests {
     func streamedUploadWithItsLength(knownLength: Bool) async throws {
         try await withTestServer { server in
             let transport = AsyncHTTPClientTransport()
-            let size = 3 << 20 + 17
+            let size = 1 << 20 + 17
             var request = TransportRequest(method: .post, url: server.url("/upload"))
             request.streamedBody = StreamedBody(length: knownLength ? size : nil) {
                 ByteStream(PatternChunks(size: size, chunkSize: 64 << 10))
@@ -110,7 +110,7 @@ struct PatternChunks: AsyncSequence, Sendable {
 
         mutating func next() async throws -> Data? {
             guard offset < size else { return nil }
-            let end = min(size, offset + chunkSize)
+            let end = Swift.min(size, offset + chunkSize)
             defer { offset = end }
             return Data((offset..<end).map(RouteHandler.uploadPattern))
         }

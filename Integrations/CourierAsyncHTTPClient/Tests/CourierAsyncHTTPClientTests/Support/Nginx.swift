@@ -1,5 +1,9 @@
 import Foundation
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// nginx on 127.0.0.1, serving HTTP/2 over TLS with a self-signed certificate made by `openssl` for the test.
 ///
 /// Started with `daemon on`, so that starting returns once nginx listens; stopped with `SIGQUIT`. Needs `nginx`
@@ -33,14 +37,14 @@ final class Nginx: Sendable {
                 "-subj", "/CN=localhost", "-addext", "subjectAltName=IP:127.0.0.1,DNS:localhost",
                 "-keyout", prefix.appendingPathComponent("key.pem").path,
                 "-out", prefix.appendingPathComponent("cert.pem").path,
-            ])
+            ], in: prefix)
         var lastError: (any Error)?
         for _ in 0..<5 {
             let port = try freePort()
             try configuration(port: port).write(
                 to: prefix.appendingPathComponent("nginx.conf"), atomically: true, encoding: .utf8)
             do {
-                try run(try tool("nginx"), ["-p", prefix.path + "/", "-c", prefix.appendingPathComponent("nginx.conf").path])
+                try run(try tool("nginx"), ["-p", prefix.path + "/", "-c", prefix.appendingPathComponent("nginx.conf").path], in: prefix)
                 return Nginx(port: port, prefix: prefix)
             } catch {
                 lastError = error  // the port was taken meanwhile: try another
@@ -100,18 +104,26 @@ final class Nginx: Sendable {
         return path
     }
 
-    private static func run(_ executable: String, _ arguments: [String]) throws {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
-        let errors = Pipe()
-        process.standardError = errors
-        process.standardOutput = FileHandle.nullDevice
-        try process.run()
-        let message = errors.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else {
-            throw NginxError("\(executable) failed: \(String(decoding: message, as: UTF8.self))")
+    /// Runs a program to its end, its error output in a file. Not `Process`: FoundationNetworking's `Process` learns
+    /// of a child's end through a descriptor that nginx's daemon inherits, so it would wait for nginx to stop.
+    private static func run(_ executable: String, _ arguments: [String], in directory: URL) throws {
+        let errorPath = directory.appendingPathComponent("stderr-\(UUID()).txt").path
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 2, errorPath, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+        let argv = ([executable] + arguments).map { strdup($0) } + [nil]
+        defer { argv.forEach { free($0) } }
+        var pid = pid_t()
+        guard posix_spawn(&pid, executable, &actions, nil, argv, environ) == 0 else {
+            throw NginxError("\(executable) could not be started")
+        }
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) == -1 && errno == EINTR {}
+        guard status == 0 else {
+            let message = (try? String(contentsOfFile: errorPath, encoding: .utf8)) ?? ""
+            throw NginxError("\(executable) failed (status \(status)): \(message)")
         }
     }
 

@@ -109,8 +109,9 @@ final class RouteHandler: ChannelInboundHandler, RemovableChannelHandler {
             let part = context.writeAndFlush(wrapOutboundOut(.body(.byteBuffer(ByteBuffer(repeating: 0x61, count: 1000)))))
             let channel = context.channel
             part.whenComplete { _ in
-                _ = channel.setOption(ChannelOptions.socketOption(.so_linger), value: linger(l_onoff: 1, l_linger: 0))
-                    .flatMap { channel.close() }
+                // A zero linger time makes the close a reset (RST) rather than an orderly end (FIN).
+                guard let socket = channel as? any SocketOptionProvider else { return channel.close(promise: nil) }
+                socket.setSoLinger(linger(l_onoff: 1, l_linger: 0)).whenComplete { _ in channel.close(promise: nil) }
             }
         case "/stall":
             openPath = path

@@ -91,11 +91,8 @@ final class ServerLog: Sendable {
     func record(_ event: Event) {
         let ready = state.withLock { state in
             state.events.append(event)
-            let (ready, waiting) = state.waiters.reduce(into: ([CheckedContinuation<Event, Never>](), [])) {
-                partial, waiter in
-                if waiter.predicate(event) { partial.0.append(waiter.continuation) } else { partial.1.append(waiter) }
-            }
-            state.waiters = waiting
+            let ready = state.waiters.filter { $0.predicate(event) }.map(\.continuation)
+            state.waiters.removeAll { $0.predicate(event) }
             return ready
         }
         for continuation in ready { continuation.resume(returning: event) }
