@@ -15,17 +15,22 @@ struct Contender: Sendable {
     let close: @Sendable () async -> Void
 
     static func all(url: URL) -> [Contender] {
-        [rawAsyncHTTPClient(url), courier(url, "Courier + AsyncHTTPClientTransport", transport: AsyncHTTPClientTransport()),
-         courier(url, "Courier + URLSessionTransport", transport: URLSessionTransport()), rawURLSession(url)]
+        [
+            rawAsyncHTTPClient(url),
+            courier(url, "Courier + AsyncHTTPClientTransport", transport: AsyncHTTPClientTransport()),
+            courier(url, "Courier + URLSessionTransport", transport: URLSessionTransport()), rawURLSession(url),
+        ]
     }
 
     /// AsyncHTTPClient as a service would call it, with the transport's client configuration.
     static func rawAsyncHTTPClient(_ url: URL) -> Contender {
         let client = HTTPClient(
-            eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: AsyncHTTPClientTransport.defaultConfiguration)
+            eventLoopGroup: HTTPClient.defaultEventLoopGroup,
+            configuration: AsyncHTTPClientTransport.defaultConfiguration)
         let base = url.absoluteString
         return Contender(name: "raw AsyncHTTPClient") { key in
-            let response = try await client.execute(HTTPClientRequest(url: base + "?key=\(key)"), deadline: .distantFuture)
+            let response = try await client.execute(
+                HTTPClientRequest(url: base + "?key=\(key)"), deadline: .distantFuture)
             let body = Data(try await response.body.collect(upTo: 1 << 20).readableBytesView)
             return response.status.code == 200 && !body.isEmpty
         } close: {
@@ -37,7 +42,8 @@ struct Contender: Sendable {
     static func courier(_ url: URL, _ name: String, transport: any HTTPTransport) -> Contender {
         let client = APIClient(baseURL: url, configuration: .init(transport: transport))
         return Contender(name: name) { key in
-            let response = try await client.send(APIRequest<Data>.get("", query: [URLQueryItem(name: "key", value: "\(key)")]))
+            let response = try await client.send(
+                APIRequest<Data>.get("", query: [URLQueryItem(name: "key", value: "\(key)")]))
             return response.statusCode == 200 && !response.value.isEmpty
         } close: {
             try? await (transport as? AsyncHTTPClientTransport)?.shutdown()

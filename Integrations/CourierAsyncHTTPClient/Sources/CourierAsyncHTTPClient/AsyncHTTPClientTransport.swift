@@ -111,7 +111,10 @@ public final class AsyncHTTPClientTransport: HTTPTransport {
     ///
     /// - Throws: AsyncHTTPClient's error when the client could not shut down cleanly.
     public func shutdown() async throws {
-        guard ownsClient, !isShutDown.withLock({ isShutDown in defer { isShutDown = true }; return isShutDown })
+        guard ownsClient,
+            !isShutDown.withLock({ isShutDown in
+                defer { isShutDown = true }; return isShutDown
+            })
         else { return }
         try await client.shutdown()
     }

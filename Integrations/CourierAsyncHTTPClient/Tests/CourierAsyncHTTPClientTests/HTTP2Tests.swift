@@ -24,7 +24,9 @@ struct HTTP2Tests {
         let client = APIClient(baseURL: nginx.baseURL, configuration: .init(transport: transport))
         let responses = try await withThrowingTaskGroup(of: APIResponse<Item>.self) { group in
             for index in 0..<8 {
-                group.addTask { try await client.send(APIRequest<Item>.get("/json", query: [.init(name: "n", value: "\(index)")])) }
+                group.addTask {
+                    try await client.send(APIRequest<Item>.get("/json", query: [.init(name: "n", value: "\(index)")]))
+                }
             }
             return try await group.reduce(into: []) { $0.append($1) }
         }

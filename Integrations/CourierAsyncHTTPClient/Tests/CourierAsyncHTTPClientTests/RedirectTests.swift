@@ -19,7 +19,9 @@ struct RedirectTests {
 
     static func redirect(from server: TestServer, to target: URL, status: Int = 302) -> URL {
         var components = URLComponents(url: server.url("/redirect"), resolvingAgainstBaseURL: false)!
-        components.queryItems = [URLQueryItem(name: "status", value: "\(status)"), .init(name: "to", value: target.absoluteString)]
+        components.queryItems = [
+            URLQueryItem(name: "status", value: "\(status)"), .init(name: "to", value: target.absoluteString),
+        ]
         return components.url!
     }
 
@@ -98,7 +100,8 @@ struct RedirectTests {
             let transport = AsyncHTTPClientTransport()
             var request = TransportRequest(
                 method: .post, url: Self.redirect(from: server, to: server.url("/upload"), status: 307))
-            request.streamedBody = StreamedBody(length: 100, chunks: ByteStream(PatternChunks(size: 100, chunkSize: 50)))
+            request.streamedBody = StreamedBody(
+                length: 100, chunks: ByteStream(PatternChunks(size: 100, chunkSize: 50)))
             let error = await #expect(throws: APIError.self) { try await transport.send(request) }
             guard case .invalidRequest(.bodyNotReplayable)? = error else {
                 Issue.record("expected bodyNotReplayable, got \(String(describing: error))")

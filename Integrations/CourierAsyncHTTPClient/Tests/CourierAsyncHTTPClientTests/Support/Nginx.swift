@@ -29,7 +29,8 @@ final class Nginx: Sendable {
 
     static func startHTTP2() throws -> Nginx {
         let prefix = FileManager.default.temporaryDirectory.appendingPathComponent("courier-ahc-nginx-\(UUID())")
-        try FileManager.default.createDirectory(at: prefix.appendingPathComponent("logs"), withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(
+            at: prefix.appendingPathComponent("logs"), withIntermediateDirectories: true)
         try run(
             try tool("openssl"),
             [
@@ -44,7 +45,9 @@ final class Nginx: Sendable {
             try configuration(port: port).write(
                 to: prefix.appendingPathComponent("nginx.conf"), atomically: true, encoding: .utf8)
             do {
-                try run(try tool("nginx"), ["-p", prefix.path + "/", "-c", prefix.appendingPathComponent("nginx.conf").path], in: prefix)
+                try run(
+                    try tool("nginx"),
+                    ["-p", prefix.path + "/", "-c", prefix.appendingPathComponent("nginx.conf").path], in: prefix)
                 return Nginx(port: port, prefix: prefix)
             } catch {
                 lastError = error  // the port was taken meanwhile: try another

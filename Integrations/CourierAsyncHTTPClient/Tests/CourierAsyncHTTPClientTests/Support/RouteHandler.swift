@@ -75,7 +75,9 @@ final class RouteHandler: ChannelInboundHandler, RemovableChannelHandler {
 
     // MARK: Routes
 
-    private func respond(to path: String, query: [String: String], headers: [String: String], context: ChannelHandlerContext) {
+    private func respond(
+        to path: String, query: [String: String], headers: [String: String], context: ChannelHandlerContext
+    ) {
         switch path {
         case "/json":
             send(200, ["Content-Type": "application/json"], Array(Self.json.utf8), context: context)
@@ -87,7 +89,8 @@ final class RouteHandler: ChannelInboundHandler, RemovableChannelHandler {
             let location = query["loop"] != nil ? "/redirect?loop=1" : query["to"] ?? "/json"
             send(status, ["Location": location], Array("moved".utf8), context: context)
         case "/upload":
-            let body = #"{"bytes":\#(bodyBytes),"intact":\#(bodyIntact),"length":"\#(headers["content-length"] ?? "")","#
+            let body =
+                #"{"bytes":\#(bodyBytes),"intact":\#(bodyIntact),"length":"\#(headers["content-length"] ?? "")","#
                 + #""chunked":\#(headers["transfer-encoding"]?.lowercased() == "chunked")}"#
             send(200, ["Content-Type": "application/json"], Array(body.utf8), context: context)
         case "/chunked":
@@ -97,7 +100,9 @@ final class RouteHandler: ChannelInboundHandler, RemovableChannelHandler {
             }
             context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
         case "/encoded":
-            send(200, ["Content-Encoding": "unknown-coding", "Content-Type": "application/octet-stream"], Self.encodedBody, context: context)
+            send(
+                200, ["Content-Encoding": "unknown-coding", "Content-Type": "application/octet-stream"],
+                Self.encodedBody, context: context)
         case "/gated":
             if headers["authorization"] == "Bearer fresh" {
                 send(200, ["Content-Type": "application/json"], Array(Self.json.utf8), context: context)
@@ -106,7 +111,8 @@ final class RouteHandler: ChannelInboundHandler, RemovableChannelHandler {
             }
         case "/reset":
             writeHead(200, ["Content-Length": "100000"], context: context)
-            let part = context.writeAndFlush(wrapOutboundOut(.body(.byteBuffer(ByteBuffer(repeating: 0x61, count: 1000)))))
+            let part = context.writeAndFlush(
+                wrapOutboundOut(.body(.byteBuffer(ByteBuffer(repeating: 0x61, count: 1000)))))
             let channel = context.channel
             part.whenComplete { _ in
                 // A zero linger time makes the close a reset (RST) rather than an orderly end (FIN).
@@ -116,7 +122,8 @@ final class RouteHandler: ChannelInboundHandler, RemovableChannelHandler {
         case "/stall":
             openPath = path
             writeHead(200, ["Content-Length": "10000000"], context: context)
-            context.writeAndFlush(wrapOutboundOut(.body(.byteBuffer(ByteBuffer(repeating: 0x62, count: 65536)))), promise: nil)
+            context.writeAndFlush(
+                wrapOutboundOut(.body(.byteBuffer(ByteBuffer(repeating: 0x62, count: 65536)))), promise: nil)
             log.record(.responding(path: path))
         case "/flood":
             openPath = path
@@ -134,7 +141,8 @@ final class RouteHandler: ChannelInboundHandler, RemovableChannelHandler {
         guard var flood else { return }
         while context.channel.isWritable, flood.written < flood.total {
             let size = min(flood.chunk.readableBytes, flood.total - flood.written)
-            context.writeAndFlush(wrapOutboundOut(.body(.byteBuffer(flood.chunk.getSlice(at: 0, length: size)!))), promise: nil)
+            context.writeAndFlush(
+                wrapOutboundOut(.body(.byteBuffer(flood.chunk.getSlice(at: 0, length: size)!))), promise: nil)
             flood.written += size
         }
         self.flood = flood
