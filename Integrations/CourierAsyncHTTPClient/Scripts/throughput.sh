@@ -4,7 +4,7 @@
 # AsyncHTTPClientTransport, Courier over URLSessionTransport and raw URLSession, interleaved, in one run. Prints a
 # Markdown table (Docs/Benchmarks.md has the last one). Stops nginx on exit.
 #
-#   bash Integrations/CourierAsyncHTTPClient/Scripts/throughput.sh [--requests 10000] [--rounds 5] ...
+#   bash Integrations/CourierAsyncHTTPClient/Scripts/throughput.sh [--requests 10000] [--rounds 5] [--only NAME] ...
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if [ -d /opt/swift/usr/bin ]; then export PATH="/opt/swift/usr/bin:$PATH"; fi
@@ -50,4 +50,5 @@ http {
 CONF
 nginx -p "$prefix/" -c "$prefix/nginx.conf"
 swift build -c release --product CourierAHCThroughput >&2
-"$(swift build -c release --show-bin-path)/CourierAHCThroughput" --url "http://127.0.0.1:$port/item.json" "$@"
+# COURIER_THROUGHPUT_WRAP runs the benchmark under a profiler: COURIER_THROUGHPUT_WRAP="perf record -g -o perf.data"
+${COURIER_THROUGHPUT_WRAP:-} "$(swift build -c release --show-bin-path)/CourierAHCThroughput" --url "http://127.0.0.1:$port/item.json" "$@"

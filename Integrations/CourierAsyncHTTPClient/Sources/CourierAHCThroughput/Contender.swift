@@ -18,7 +18,9 @@ struct Contender: Sendable {
         [
             rawAsyncHTTPClient(url),
             courier(url, "Courier + AsyncHTTPClientTransport", transport: AsyncHTTPClientTransport()),
-            courier(url, "Courier + URLSessionTransport", transport: URLSessionTransport()), rawURLSession(url),
+            courier(url, "Courier + AsyncHTTPClientTransport, no cache", transport: AsyncHTTPClientTransport(), cache: nil),
+            courier(url, "Courier + URLSessionTransport", transport: URLSessionTransport()),
+            rawURLSession(url),
         ]
     }
 
@@ -38,9 +40,12 @@ struct Contender: Sendable {
         }
     }
 
-    /// Courier's ``APIClient`` with its default configuration (cache, coalescing and retries on) over `transport`.
-    static func courier(_ url: URL, _ name: String, transport: any HTTPTransport) -> Contender {
-        let client = APIClient(baseURL: url, configuration: .init(transport: transport))
+    /// Courier's ``APIClient`` with its default configuration (cache, coalescing and retries on) over `transport`,
+    /// or with `cache` instead of the default cache.
+    static func courier(
+        _ url: URL, _ name: String, transport: any HTTPTransport, cache: ResponseCache? = ResponseCache()
+    ) -> Contender {
+        let client = APIClient(baseURL: url, configuration: .init(transport: transport, cache: cache))
         return Contender(name: name) { key in
             let response = try await client.send(
                 APIRequest<Data>.get("", query: [URLQueryItem(name: "key", value: "\(key)")]))

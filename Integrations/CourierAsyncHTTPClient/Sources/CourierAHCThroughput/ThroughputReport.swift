@@ -7,6 +7,8 @@ struct ThroughputOptions {
     var concurrency = 100
     var sequential = 2_000
     var rounds = 5
+    /// Only the contenders whose name contains this text (to profile one of them).
+    var only: String?
 
     init(_ arguments: ArraySlice<String>) throws {
         var arguments = arguments
@@ -18,6 +20,7 @@ struct ThroughputOptions {
             case "--concurrency": concurrency = try Int(value).orThrow(UsageError("--concurrency takes a number"))
             case "--sequential": sequential = try Int(value).orThrow(UsageError("--sequential takes a number"))
             case "--rounds": rounds = try Int(value).orThrow(UsageError("--rounds takes a number"))
+            case "--only": only = value
             default: throw UsageError("unknown option \(option)")
             }
         }
@@ -74,6 +77,7 @@ struct ThroughputReport {
             "| concurrent: Courier + AHC / raw AHC | \(ratio("concurrent", ahc, "raw AsyncHTTPClient")) | ≥ 0.9× (0.95×) |",
             "| concurrent: Courier + URLSession / raw URLSession | \(ratio("concurrent", urlSession, "raw URLSession")) | ≥ 0.98× |",
             "| sequential: Courier + AHC / Courier + URLSession | \(ratio("sequential", ahc, urlSession)) | ≥ 1.3× |",
+            "| concurrent: Courier + AHC, no cache / raw AHC | \(ratio("concurrent", ahc + ", no cache", "raw AsyncHTTPClient")) | — |",
             "| sequential: Courier + AHC / raw AHC | \(ratio("sequential", ahc, "raw AsyncHTTPClient")) | — |",
             "| sequential: Courier + URLSession / raw URLSession | \(ratio("sequential", urlSession, "raw URLSession")) | — |",
         ]

@@ -5,7 +5,7 @@
 // rotating order, so that a busy moment on the machine falls on all of them; the table shows each one's median.
 //
 //   swift run -c release CourierAHCThroughput --url http://127.0.0.1:18190/item.json \
-//       [--requests 10000] [--concurrency 100] [--sequential 2000] [--rounds 5]
+//       [--requests 10000] [--concurrency 100] [--sequential 2000] [--rounds 5] [--only NAME]
 import AsyncHTTPClient
 import Courier
 import CourierAsyncHTTPClient
@@ -16,7 +16,7 @@ import Foundation
 #endif
 
 let options = try ThroughputOptions(CommandLine.arguments.dropFirst())
-let contenders = Contender.all(url: options.url)
+let contenders = Contender.all(url: options.url).filter { options.only.map($0.name.contains) ?? true }
 
 func progress(_ message: String) {
     FileHandle.standardError.write(Data((message + "\n").utf8))
