@@ -18,7 +18,8 @@ struct Contender: Sendable {
         [
             rawAsyncHTTPClient(url),
             courier(url, "Courier + AsyncHTTPClientTransport", transport: AsyncHTTPClientTransport()),
-            courier(url, "Courier + AsyncHTTPClientTransport, no cache", transport: AsyncHTTPClientTransport(), cache: nil),
+            courier(
+                url, "Courier + AsyncHTTPClientTransport, no cache", transport: AsyncHTTPClientTransport(), cache: nil),
             courier(url, "Courier + URLSessionTransport", transport: URLSessionTransport()),
             rawURLSession(url),
         ]

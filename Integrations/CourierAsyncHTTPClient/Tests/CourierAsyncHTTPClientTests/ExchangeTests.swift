@@ -24,6 +24,32 @@ struct ExchangeTests {
         }
     }
 
+    @Test func anInjectedClientStaysTheCallersToShutDown() async throws {
+        try await withTestServer { server in
+            let client = HTTPClient(
+                eventLoopGroup: HTTPClient.defaultEventLoopGroup,
+                configuration: AsyncHTTPClientTransport.defaultConfiguration)
+            let transport = AsyncHTTPClientTransport(client: client)
+            try await transport.shutdown()
+            let response = try await transport.send(TransportRequest(url: server.url("/json")))
+            #expect(String(decoding: response.body, as: UTF8.self) == RouteHandler.json)
+            try await client.shutdown()
+        }
+    }
+
+    /// AsyncHTTPClient traps (in debug builds) when a client that was not shut down is released: the transport
+    /// shuts its own client down when it goes away.
+    @Test func releasingATransportWithoutShutdownShutsItsClientDown() async throws {
+        try await withTestServer { server in
+            var transport: AsyncHTTPClientTransport? = AsyncHTTPClientTransport()
+            let response = try await transport?.send(TransportRequest(url: server.url("/json")))
+            #expect(response?.statusCode == 200)
+            weak let released = transport
+            transport = nil
+            #expect(released == nil)
+        }
+    }
+
     @Test func chunkedResponseArrivesWhole() async throws {
         try await withTestServer { server in
             let transport = AsyncHTTPClientTransport()
