@@ -9,7 +9,9 @@ let package = Package(
     ],
     targets: [
         .target(name: "Courier"),
-        .testTarget(name: "CourierTests", dependencies: ["Courier"]),
+        // A child process for the disk tier's crash-safety test: it writes until the test kills it.
+        .executableTarget(name: "CourierCacheWriter", dependencies: ["Courier"], path: "Tests/CourierCacheWriter"),
+        .testTarget(name: "CourierTests", dependencies: ["Courier", "CourierCacheWriter"]),
     ],
     swiftLanguageModes: [.v6]
 )
