@@ -9,9 +9,10 @@ let package = Package(
     ],
     targets: [
         .target(name: "Courier"),
-        // A child process for the disk tier's crash-safety test: it writes until the test kills it.
-        .executableTarget(name: "CourierCacheWriter", dependencies: ["Courier"], path: "Tests/CourierCacheWriter"),
-        .testTarget(name: "CourierTests", dependencies: ["Courier", "CourierCacheWriter"]),
+        // Child processes for the tests that need several: the crash-safety test kills one mid-write, the fleet test
+        // runs four replicas behind a shared cache.
+        .executableTarget(name: "CourierTestChild", dependencies: ["Courier"], path: "Tests/CourierTestChild"),
+        .testTarget(name: "CourierTests", dependencies: ["Courier", "CourierTestChild"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -10,23 +10,14 @@ import Testing
 #endif
 
 /// A process killed at any point while the disk tier writes leaves the old entry or the new one, never a torn one:
-/// a child process (`CourierCacheWriter`) stores version after version of one response, and the test kills it with
+/// a child process (`CourierTestChild`) stores version after version of one response, and the test kills it with
 /// `SIGKILL`, half the time while a file is half-written (a temporary file exists), then opens the directory and
 /// checks what it serves.
 @Suite struct CacheCrashSafetyTests {
     static let rounds = 30
 
-    /// Where `swift build` put the writer: beside the test binary.
-    static func writerExecutable() -> URL? {
-        let places =
-            [Bundle.main.executableURL?.deletingLastPathComponent(), Bundle.main.bundleURL.deletingLastPathComponent()]
-            + Bundle.allBundles.map { $0.bundleURL.deletingLastPathComponent() }
-        return places.compactMap { $0?.appendingPathComponent("CourierCacheWriter") }
-            .first { FileManager.default.isExecutableFile(atPath: $0.path) }
-    }
-
     @Test func aKilledWriterLeavesTheOldEntryOrTheNewOneNeverATornOne() async throws {
-        let executable = try #require(Self.writerExecutable(), "CourierCacheWriter is built beside the tests")
+        let executable = try #require(ChildProcess.executable, "CourierTestChild is built beside the tests")
         let directory = TemporaryDirectory()
         var random = SplitMix64(seed: 0x17_C0DE)
         var nextVersion = 0
@@ -63,7 +54,7 @@ import Testing
     ) throws -> Int {
         let process = Process()
         process.executableURL = executable
-        process.arguments = [directory.url.path, String(firstVersion), "1000"]
+        process.arguments = ["cache-writer", directory.url.path, String(firstVersion), "1000"]
         let output = Pipe()
         process.standardOutput = output
         try process.run()
