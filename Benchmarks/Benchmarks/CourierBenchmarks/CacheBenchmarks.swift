@@ -88,7 +88,8 @@ func cacheBenchmarks() {
             blackHole(try await client.send(requests[index & 1]).value)
         }
         benchmark.stopMeasurement()
-        precondition(await cache.statistics.diskReads >= benchmark.scaledIterations.count, "every hit read a file")
+        let reads = await cache.statistics.diskReads
+        precondition(reads >= benchmark.scaledIterations.count, "every hit read a file")
     }
 
     Benchmark(
@@ -106,6 +107,7 @@ func cacheBenchmarks() {
             blackHole(try await client.send(request).value)
         }
         benchmark.stopMeasurement()
-        precondition(await cache.statistics.diskReads == 0, "no hit read a file")
+        let reads = await cache.statistics.diskReads
+        precondition(reads == 0, "no hit read a file")
     }
 }
