@@ -12,7 +12,10 @@ let package = Package(
     targets: [
         .target(name: "Courier"),
         .target(name: "CourierTesting", dependencies: ["Courier"]),
-        .testTarget(name: "CourierTests", dependencies: ["Courier", "CourierTesting"]),
+        // Child processes for the tests that need several: the crash-safety test kills one mid-write, the fleet test
+        // runs four replicas behind a shared cache.
+        .executableTarget(name: "CourierTestChild", dependencies: ["Courier"], path: "Tests/CourierTestChild"),
+        .testTarget(name: "CourierTests", dependencies: ["Courier", "CourierTesting", "CourierTestChild"]),
         // Written as a user would: only the two products, no @testable.
         .testTarget(name: "CourierTestingTests", dependencies: ["Courier", "CourierTesting"]),
     ],

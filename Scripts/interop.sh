@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# Runs Courier's interop tests (Tests/CourierTests/InteropTests.swift) against a real nginx on 127.0.0.1.
+# Runs Courier's interop tests (Tests/CourierTests/InteropTests.swift, InteropFleetTests.swift) against a real
+# nginx on 127.0.0.1.
 #
 # Installs nginx with apt-get when it is missing (as root, non-interactively), starts it with
 # Scripts/interop/nginx.conf in a temporary prefix (document root, pid file and logs all live there),
-# runs `swift test --filter InteropTests` with the server's address in the environment, and always stops
+# runs the interop suites with the server's address in the environment, and always stops
 # nginx and removes the prefix on exit. Exits non-zero when anything fails.
 #
 #   bash Scripts/interop.sh            # uses port 18080, or the next free one
@@ -60,13 +61,15 @@ trap cleanup EXIT INT TERM
 # nginx workers may run as an unprivileged user: the prefix must be readable by them.
 chmod 755 "$prefix"
 mkdir -p "$prefix/logs" "$prefix/tmp" "$prefix/html/etag" "$prefix/html/gated" "$prefix/html/slow" \
-    "$prefix/html/later"
+    "$prefix/html/later" "$prefix/html/origin"
 sed "s/__PORT__/$port/" Scripts/interop/nginx.conf >"$prefix/nginx.conf"
 printf '{"id":1,"name":"etag"}' >"$prefix/html/etag/resource.json"
 printf '{"token":"secret-interop-new"}' >"$prefix/html/gated/me.json"
 printf '{"ready":true}' >"$prefix/html/later/status.json"
 # 256 KiB at 400 KiB/s: each download takes more than half a second.
 head -c 262144 /dev/zero | tr '\0' 'x' >"$prefix/html/slow/big.bin"
+# The fleet test's origin resource: 2 KiB, sent at 1 KiB/s behind the shared cache at /fleet/.
+head -c 2048 /dev/zero | tr '\0' 'f' >"$prefix/html/origin/item.json"
 chmod -R a+rX "$prefix/html"
 
 nginx -t -q -p "$prefix/" -c "$prefix/nginx.conf"
@@ -85,7 +88,7 @@ log "nginx $nginx_pid serves $base from $prefix"
 COURIER_INTEROP_BASE_URL="$base" \
     COURIER_INTEROP_ROOT="$prefix/html" \
     COURIER_INTEROP_ACCESS_LOG="$prefix/logs/access.log" \
-    swift test --filter InteropTests "$@"
+    swift test --filter "Interop(Fleet)?Tests" "$@"
 
 requests=$(wc -l <"$prefix/logs/access.log")
 log "passed; nginx logged $requests requests"

@@ -221,6 +221,48 @@ private let ada = Data(#"{"id": 42, "name": "Ada"}"#.utf8)
         #expect(try await client.send(offline).source == .cache)
         let withoutCache = APIClient(baseURL: baseURL, configuration: uncached)
         await #expect(throws: APIError.self) { try await withoutCache.send(offline) }
+
+        // Snippet: ResponseCaching.md, "Choose a lifetime when the server names none"
+        var fiveMinutes = APIClient.Configuration(transport: transport)
+        fiveMinutes.defaultFreshness = .seconds(300)  // for answers without max-age or Expires
+
+        var prices = APIRequest<Feed>.get("/prices")
+        prices.defaultFreshness = .seconds(10)  // this one goes stale sooner
+        // End snippet
+
+        #expect(fiveMinutes.defaultFreshness == .seconds(300) && prices.defaultFreshness == .seconds(10))
+
+        // Snippet: ResponseCaching.md, "Size, sharing and inspection"
+        await cache.remove(url: URL(string: "https://api.example.com/v1/feed")!)
+        await cache.remove(urlsWithPrefix: URL(string: "https://api.example.com/v1/users/42/")!)
+        await cache.removeAll { url, entry in entry.response.statusCode >= 400 }
+        // End snippet
+
+        #expect(await cache.count == 0)
+    }
+
+    @Test func responseCachingOnDisk() async throws {
+        let transport = StubTransport { _ in
+            TransportResponse(
+                statusCode: 200, headers: ["Cache-Control": "max-age=60"], body: Data(#"{"items": ["a"]}"#.utf8))
+        }
+        // Snippet: ResponseCaching.md, "Keep the cache on disk"
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("api-cache-\(UUID())")
+        let cache = try ResponseCache(directory: directory, maxDiskBytes: 64 << 20)
+        let configuration = APIClient.Configuration(transport: transport, cache: cache)
+
+        var feed = APIRequest<Feed>.get("/feed")
+        feed.cachePolicy = .returnCacheWhenOffline  // the last answer when the server cannot be reached
+        // End snippet
+
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let client = APIClient(baseURL: URL(string: "https://api.example.com/v1")!, configuration: configuration)
+        _ = try await client.send(feed)
+        let restarted = try ResponseCache(directory: directory)
+        let later = APIClient(
+            baseURL: URL(string: "https://api.example.com/v1")!,
+            configuration: APIClient.Configuration(transport: transport, cache: restarted))
+        #expect(try await later.send(feed).source == .cache)
     }
 
     @Test func retries() async throws {

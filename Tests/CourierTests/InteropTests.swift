@@ -8,7 +8,7 @@ import Testing
 #endif
 
 /// The nginx that `Scripts/interop.sh` starts: where it listens, its document root and its access log.
-private enum Interop {
+enum Interop {
     static let environment = ProcessInfo.processInfo.environment
     static let baseURL = environment["COURIER_INTEROP_BASE_URL"].flatMap(URL.init(string:))
     static let root = environment["COURIER_INTEROP_ROOT"].map(URL.init(fileURLWithPath:))

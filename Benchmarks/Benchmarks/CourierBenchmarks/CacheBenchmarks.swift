@@ -71,4 +71,43 @@ func cacheBenchmarks() {
             blackHole(await cache.store(response, for: request, partition: nil, requestTime: now, responseTime: now))
         }
     }
+
+    // The disk tier: a fresh hit that reads a file (the memory tier holds one entry, and two URLs alternate, so
+    // every call misses memory), and a fresh hit that a disk-backed cache answers from memory.
+    Benchmark("ResponseCache: fresh hit from the disk tier through APIClient", configuration: .init(scalingFactor: .kilo))
+    {
+        benchmark in
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("courier-bench-\(UUID())")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let cache = try ResponseCache(directory: directory, maxEntries: 1)
+        let client = cachingClient(cache: cache)
+        let requests = [APIRequest<Data>.get("/items/1"), APIRequest<Data>.get("/items/2")]
+        for request in requests { _ = try await client.send(request) }
+        benchmark.startMeasurement()
+        for index in benchmark.scaledIterations {
+            blackHole(try await client.send(requests[index & 1]).value)
+        }
+        benchmark.stopMeasurement()
+        let reads = await cache.statistics.diskReads
+        precondition(reads >= benchmark.scaledIterations.count, "every hit read a file")
+    }
+
+    Benchmark(
+        "ResponseCache: fresh hit from the memory tier of a disk-backed cache through APIClient",
+        configuration: .init(scalingFactor: .kilo)
+    ) { benchmark in
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("courier-bench-\(UUID())")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let cache = try ResponseCache(directory: directory)
+        let client = cachingClient(cache: cache)
+        let request = APIRequest<Data>.get("/items/1")
+        _ = try await client.send(request)
+        benchmark.startMeasurement()
+        for _ in benchmark.scaledIterations {
+            blackHole(try await client.send(request).value)
+        }
+        benchmark.stopMeasurement()
+        let reads = await cache.statistics.diskReads
+        precondition(reads == 0, "no hit read a file")
+    }
 }

@@ -51,7 +51,7 @@ extension CacheLookup {
         case .reloadIgnoringCache: return .miss
         case .returnCacheElseLoad, .onlyIfCached: return .hit(entry)
         case .reloadRevalidatingCache: return .validate(entry, request: conditional(request, validating: entry))
-        case .useProtocolPolicy, .staleWhileRevalidate: break
+        case .useProtocolPolicy, .staleWhileRevalidate, .returnCacheWhenOffline: break
         }
         let decision = protocolDecision(
             entry: entry, request: request, directives: directives, policy: policy, now: now)

@@ -41,4 +41,12 @@ public enum CachePolicy: Sendable, Hashable {
     /// - Important: The background refresh is an unstructured task that shares the coalescer with foreground
     ///   calls: it never multiplies requests, and cancelling the caller does not cancel it.
     case staleWhileRevalidate
+    /// RFC 9111 as ``useProtocolPolicy``, except when the server cannot be reached: after a transport failure, a
+    /// timeout, an invalid response or a `5xx`, any stored response is served (``ResponseSource/cache``), however
+    /// stale, instead of the failure. For apps that must show the last data they had while offline.
+    ///
+    /// - Important: Like ``returnCacheElseLoad`` this overrides `must-revalidate` and `no-cache`, and only while the
+    ///   server is unreachable; `stale-if-error` (RFC 5861 §4) is the protocol-abiding variant, within the window
+    ///   the server allows.
+    case returnCacheWhenOffline
 }

@@ -14,6 +14,14 @@ struct CachePartition: Hashable, Sendable {
         self.identity = identity
         credentials = request.credentials.credentialLines(of: request.headers)
     }
+
+    /// The SHA-256 of the identity and the credentials, as hexadecimal: how the disk tier names a partition, so
+    /// that neither is ever written in the clear.
+    var digest: String {
+        var bytes: [UInt8] = identity.map { [1] + Array($0.utf8) } ?? [0]
+        for line in credentials { bytes += [0] + Array(line.utf8) }
+        return SHA256.hex(bytes)
+    }
 }
 
 /// The storage behind ``ResponseCache``: a least-recently-used list bounded by entry count, by total bytes and by
@@ -39,6 +47,8 @@ struct CacheStorage {
         var replaced: Int
         /// Entries evicted, least recently used first, to get back under the limits.
         var evicted: Int
+        /// The stored entry's generation (see ``CachedResponse/generation``); `0` when nothing was stored.
+        var generation: UInt64 = 0
     }
 
     /// The most variants kept for one URL and partition: a server that varies on a per-request field
@@ -158,7 +168,7 @@ struct CacheStorage {
             remove(victim)
             evicted += 1
         }
-        return Insertion(stored: true, replaced: replaced, evicted: evicted)
+        return Insertion(stored: true, replaced: replaced, evicted: evicted, generation: node.id)
     }
 
     /// Removes the variants for `url` and `partition` that `headers` select; returns how many.

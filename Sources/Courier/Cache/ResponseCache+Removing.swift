@@ -45,8 +45,9 @@ extension ResponseCache {
     @discardableResult
     public nonisolated func remove(urlsWithPrefix prefix: URL) async -> Int {
         let prefix = RequestKey.normalize(prefix)
-        let urls = state.withLock { $0.storage.urls.filter { $0.hasPrefix(prefix) } }
-        return removeAll(urls: urls)
+        let inMemory = state.withLock { $0.storage.urls.filter { $0.hasPrefix(prefix) } }
+        let onDisk = disk?.urls.filter { $0.hasPrefix(prefix) } ?? []
+        return removeAll(urls: Array(Set(inMemory).union(onDisk)))
     }
 
     /// Removes every stored response for which `shouldRemove` returns `true`, in every partition and variant.
@@ -65,20 +66,28 @@ extension ResponseCache {
         let doomed = snapshot.filter { url, candidate in
             URL(string: url).map { shouldRemove($0, candidate.entry) } ?? false
         }
-        guard !doomed.isEmpty else { return 0 }
+        var fromDisk: [String] = []
+        if let disk {
+            fromDisk = disk.allEntries().filter { file in
+                URL(string: file.url).map { shouldRemove($0, file.entry) } ?? false
+            }.map(\.name)
+            disk.remove(names: fromDisk)
+        }
         return state.withLock { state in
             var removed = 0
             for (_, candidate) in doomed where state.storage.holds(candidate) {
                 state.storage.remove(candidate)
                 removed += 1
             }
+            removed = max(removed, fromDisk.count)
             state.counters.invalidations += removed
             return removed
         }
     }
 
-    /// Removes every stored response. Statistics are kept.
+    /// Removes every stored response, in memory and on disk. Statistics are kept.
     public func removeAll() {
         state.withLock { $0.storage.removeAll() }
+        disk?.removeAll()
     }
 }

@@ -124,7 +124,7 @@ extension ResponseCache {
         let candidates = state.withLock { $0.storage.candidates(url: url, partition: key) }
         let current = candidates.first { $0.entry.matches(request.headers) }
         if let tag = notModified.headers["ETag"], let stored = entry.etag, !Self.weakMatch(tag, stored) {
-            if let current, current.id == entry.generation { removeIfCurrent(current) }
+            if let current, current.id == entry.generation { removeIfCurrent(current, url: url, key, request) }
             return nil
         }
         guard let current else { return nil }  // Removed or evicted: the body it validated is gone.
@@ -144,6 +144,7 @@ extension ResponseCache {
             if insertion.stored { state.counters.stores += 1 }
             return true
         }
+        if merged { persist(isStorable ? updated : nil, url: url, key, request) }
         return merged ? updated : nil
     }
 }

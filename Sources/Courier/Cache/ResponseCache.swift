@@ -1,7 +1,12 @@
 import Foundation
 
-/// A private HTTP cache (RFC 9111) in memory: freshness, `ETag`/`Last-Modified` revalidation, `Vary` variants,
-/// invalidation by unsafe methods, bounded by entry count and bytes with least-recently-used eviction.
+/// A private HTTP cache (RFC 9111) in memory, and optionally on disk: freshness, `ETag`/`Last-Modified`
+/// revalidation, `Vary` variants, partial content, invalidation by unsafe methods, bounded by entry count and bytes
+/// with least-recently-used eviction.
+///
+/// ``init(directory:maxDiskEntries:maxDiskBytes:maxEntries:maxBytes:maxEntryBytes:)`` keeps every entry in a
+/// directory as well, so a later process starts warm; the memory tier stays in front, and a fresh hit in it costs
+/// no disk I/O.
 ///
 /// ``APIClient`` uses one through ``APIClient/Configuration/cache``; it can also be used on its own:
 ///
@@ -43,6 +48,8 @@ public actor ResponseCache {
         public var revalidations = 0
         /// Entries removed by unsafe requests (§4.4) or ``ResponseCache/remove(url:)``.
         public var invalidations = 0
+        /// Entries read from the disk tier into memory (each is a file read; a hit in memory reads nothing).
+        public var diskReads = 0
     }
 
     /// The most entries kept at once.
@@ -60,28 +67,33 @@ public actor ResponseCache {
     }
 
     nonisolated let state: Locked<State>
+    /// The disk tier, when the cache keeps its entries in a directory too.
+    nonisolated let disk: DiskStore?
 
-    /// Creates an empty cache.
+    /// Creates an empty cache in memory.
     ///
     /// - Parameters:
     ///   - maxEntries: The most entries kept at once; 1,000 by default.
     ///   - maxBytes: The most bytes kept at once (headers plus bodies); 32 MiB by default.
     ///   - maxEntryBytes: The largest single entry stored; 4 MiB by default, and never more than `maxBytes`.
     public init(maxEntries: Int = 1_000, maxBytes: Int = 32 << 20, maxEntryBytes: Int = 4 << 20) {
+        self.init(maxEntries: maxEntries, maxBytes: maxBytes, maxEntryBytes: maxEntryBytes, disk: nil)
+    }
+
+    init(maxEntries: Int, maxBytes: Int, maxEntryBytes: Int, disk: DiskStore?) {
         self.maxEntries = max(0, maxEntries)
         self.maxBytes = max(0, maxBytes)
         self.maxEntryBytes = min(max(0, maxEntryBytes), self.maxBytes)
         let limits = CacheStorage.Limits(
             maxEntries: self.maxEntries, maxBytes: self.maxBytes, maxEntryBytes: self.maxEntryBytes)
         state = Locked(State(storage: CacheStorage(limits: limits)))
+        self.disk = disk
     }
 
     // MARK: Inspecting
 
-    /// The number of stored responses (every variant and partition counts).
+    /// The number of responses stored in memory (every variant and partition counts).
     public var count: Int { state.withLock { $0.storage.count } }
-    /// The bytes stored: the sum of every entry's ``CachedResponse/byteCount``.
-    public var totalBytes: Int { state.withLock { $0.storage.totalBytes } }
     /// Hits, misses, stores, evictions, revalidations and invalidations so far.
     public var statistics: Statistics { state.withLock { $0.counters } }
 
@@ -126,7 +138,9 @@ public actor ResponseCache {
         -> CachedResponse?
     {
         let candidates = state.withLock { $0.storage.candidates(url: url, partition: partition) }
-        guard let chosen = candidates.first(where: { $0.entry.matches(request.headers) }) else { return nil }
+        guard let chosen = candidates.first(where: { $0.entry.matches(request.headers) }) else {
+            return promoted(url: url, partition: partition, request, seen: candidates.map(\.id))
+        }
         state.withLock { $0.storage.touch(chosen) }
         return chosen.entry
     }
@@ -157,16 +171,23 @@ public actor ResponseCache {
         return decision
     }
 
-    /// Removes one stored variant, if it is still the same generation.
-    nonisolated func removeIfCurrent(_ candidate: CacheStorage.Candidate) {
-        state.withLock { $0.storage.remove(candidate) }
+    /// Removes one stored variant, if it is still the same generation, from both tiers.
+    nonisolated func removeIfCurrent(
+        _ candidate: CacheStorage.Candidate, url: String, _ partition: CachePartition, _ request: TransportRequest
+    ) {
+        let removed = state.withLock { state in
+            guard state.storage.holds(candidate) else { return false }
+            state.storage.remove(candidate)
+            return true
+        }
+        if removed { persist(nil, url: url, partition, request) }
     }
 
     @discardableResult
     nonisolated func put(
         _ entry: CachedResponse?, url: String, _ partition: CachePartition, _ request: TransportRequest
     ) -> CacheStorage.Insertion {
-        state.withLock { state in
+        let insertion = state.withLock { state in
             guard let entry else {
                 let removed = state.storage.removeVariants(url: url, partition: partition, matching: request.headers)
                 return CacheStorage.Insertion(stored: false, replaced: removed, evicted: 0)
@@ -176,12 +197,17 @@ public actor ResponseCache {
             if insertion.stored { state.counters.stores += 1 }
             return insertion
         }
+        persist(insertion.stored ? entry : nil, url: url, partition, request)
+        return insertion
     }
 
+    /// Removes every entry for `urls` from both tiers; returns how many, counted in the tier that held more (the
+    /// disk tier holds what memory evicted, memory what may not be written).
     @discardableResult
     nonisolated func removeAll(urls: [String]) -> Int {
-        state.withLock { state in
-            let removed = urls.reduce(0) { $0 + state.storage.removeAll(url: $1) }
+        let fromDisk = disk?.remove(urls: urls) ?? 0
+        return state.withLock { state in
+            let removed = max(fromDisk, urls.reduce(0) { $0 + state.storage.removeAll(url: $1) })
             state.counters.invalidations += removed
             return removed
         }

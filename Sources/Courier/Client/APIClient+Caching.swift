@@ -20,10 +20,11 @@ extension APIClient {
         let freshness = defaultFreshness ?? configuration.defaultFreshness
         func send(_ outgoing: TransportRequest, _ record: Outgoing.Record, fallback: CachedResponse? = nil) -> CachePlan
         {
-            .send(
+            let standIn = fallback.map { Fallback(entry: $0, atAnyAge: policy == .returnCacheWhenOffline) }
+            return .send(
                 Outgoing(
-                    request: outgoing, record: record, fallback: fallback, requestTime: now,
-                    defaultFreshness: freshness))
+                    request: outgoing, record: record, fallback: standIn, requestTime: now, defaultFreshness: freshness)
+            )
         }
         guard let cache = configuration.cache else {
             if policy == .onlyIfCached { throw .notCached(request.url) }
@@ -110,10 +111,13 @@ extension APIClient {
         return exchange
     }
 
-    /// The stored response, when `stale-if-error` (RFC 5861 §4) allows serving it after a failed revalidation.
-    func staleIfError(_ entry: CachedResponse?, _ request: TransportRequest, attempts: Int = 0) -> Exchange? {
+    /// The stored response, when `stale-if-error` (RFC 5861 §4) allows serving it after a failed revalidation, or
+    /// the caller asked for any stored response when the server cannot be reached
+    /// (``CachePolicy/returnCacheWhenOffline``).
+    func staleIfError(_ fallback: Fallback?, _ request: TransportRequest, attempts: Int = 0) -> Exchange? {
         let now = configuration.currentDate()
-        guard let entry, Freshness.mayServeOnError(entry, at: now) else { return nil }
+        guard let fallback, fallback.atAnyAge || Freshness.mayServeOnError(fallback.entry, at: now) else { return nil }
+        let entry = fallback.entry
         return Exchange(request: request, response: entry.served(at: now), attempts: attempts, source: .cache)
     }
 }

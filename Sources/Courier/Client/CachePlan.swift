@@ -10,6 +10,14 @@ enum CachePlan: Sendable {
     case send(Outgoing)
 }
 
+/// A stored response that may answer a call whose exchange failed.
+struct Fallback: Sendable {
+    var entry: CachedResponse
+    /// Whether it stands in at any age (``CachePolicy/returnCacheWhenOffline``) rather than within its
+    /// `stale-if-error` window.
+    var atAnyAge: Bool
+}
+
 /// What a flight sends and what the answer changes in the cache: done once inside the flight, however many
 /// callers share it.
 struct Outgoing: Sendable {
@@ -29,8 +37,9 @@ struct Outgoing: Sendable {
     /// The first attempt: the request as the adapters returned it, with any validator the cache added.
     var request: TransportRequest
     var record: Record
-    /// A stored response that may stand in when the exchange fails (`stale-if-error`, RFC 5861 §4).
-    var fallback: CachedResponse?
+    /// A stored response that may stand in when the exchange fails (`stale-if-error`, RFC 5861 §4, or
+    /// ``CachePolicy/returnCacheWhenOffline``).
+    var fallback: Fallback?
     /// When the request was sent, for the stored response's age (RFC 9111 §4.2.3).
     var requestTime: Date
     /// How long a response that names no lifetime stays fresh: the request's, else the client's.

@@ -1,0 +1,99 @@
+import Foundation
+
+/// The disk tier of a ``ResponseCache`` (see ``DiskStore``): opening a directory, promoting what a memory miss finds
+/// on disk, and writing through what memory stores.
+extension ResponseCache {
+    /// Why a directory cannot hold a cache's disk tier.
+    public struct StorageError: Error, CustomStringConvertible {
+        /// The directory asked for.
+        public let directory: URL
+        /// What the file system said.
+        public let underlying: any Error
+
+        /// The directory and the cause, as a sentence.
+        public var description: String {
+            "the cache directory \(directory.path) cannot be used: \(underlying)"
+        }
+    }
+
+    /// Creates a cache that keeps its entries in `directory` as well as in memory: a new cache over the same
+    /// directory (in this process or a later one) serves what an earlier one stored.
+    ///
+    /// Every entry is one file, written to a temporary name, flushed and renamed into place, so a process killed at
+    /// any moment leaves the old entry or the new one, never a torn one; each file carries a checksum, and one that
+    /// fails it is removed, never served. The least recently used files go first when a bound is reached, in the
+    /// order of their last use across restarts. Entries whose URL carries a credential (user information, a
+    /// credential query parameter) or that vary on a credential header stay in memory only; partitions are written
+    /// as SHA-256 digests, never in the clear.
+    ///
+    /// ```swift
+    /// let caches = FileManager.default.urls(for: .cachesDirectory, in: .userDomainMask)[0]
+    /// let cache = try ResponseCache(directory: caches.appendingPathComponent("api"))
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - directory: Where the files live; created if missing. One cache per directory at a time.
+    ///   - maxDiskEntries: The most files kept; 10,000 by default.
+    ///   - maxDiskBytes: The most bytes kept on disk (whole files); 256 MiB by default.
+    ///   - maxEntries: The most entries kept in memory; 1,000 by default.
+    ///   - maxBytes: The most bytes kept in memory; 32 MiB by default.
+    ///   - maxEntryBytes: The largest single entry stored; 4 MiB by default.
+    /// - Throws: ``StorageError`` when the directory cannot be created or read.
+    public init(
+        directory: URL, maxDiskEntries: Int = 10_000, maxDiskBytes: Int = 256 << 20, maxEntries: Int = 1_000,
+        maxBytes: Int = 32 << 20, maxEntryBytes: Int = 4 << 20
+    ) throws(StorageError) {
+        let limits = DiskStore.Limits(
+            maxEntries: max(0, maxDiskEntries), maxBytes: max(0, maxDiskBytes),
+            maxEntryBytes: min(max(0, maxEntryBytes), max(0, maxDiskBytes)))
+        let disk: DiskStore
+        do {
+            disk = try DiskStore(directory: directory, limits: limits)
+        } catch {
+            throw StorageError(directory: directory, underlying: error)
+        }
+        self.init(maxEntries: maxEntries, maxBytes: maxBytes, maxEntryBytes: maxEntryBytes, disk: disk)
+    }
+
+    // MARK: Disk Tier
+
+    /// The number of responses stored on disk; `0` without a directory.
+    public nonisolated var diskCount: Int { disk?.count ?? 0 }
+    /// The bytes of the files on disk; `0` without a directory.
+    public nonisolated var diskBytes: Int { disk?.totalBytes ?? 0 }
+    /// The bytes stored: the sum of every entry's ``CachedResponse/byteCount``.
+    public var totalBytes: Int { state.withLock { $0.storage.totalBytes } }
+    /// The variant `request` selects read from the disk tier, after a miss in memory, and stored in memory unless
+    /// memory changed meanwhile (`seen` are the generations the miss saw): a newer entry is never replaced by an
+    /// older file.
+    nonisolated func promoted(
+        url: String, partition: CachePartition, _ request: TransportRequest, seen: [UInt64]
+    ) -> CachedResponse? {
+        guard let disk else { return nil }
+        let loaded = disk.load(url: url, partition: { partition.digest }, matching: request.headers)
+        guard var found = loaded.first else { return nil }
+        state.withLock { state in
+            state.counters.diskReads += loaded.count
+            guard state.storage.candidates(url: url, partition: partition).map(\.id) == seen else { return }
+            let insertion = state.storage.insert(found, url: url, partition: partition, replacing: request.headers)
+            state.counters.evictions += insertion.evicted
+            if insertion.stored { found.generation = insertion.generation }
+        }
+        return found
+    }
+
+    /// Writes what memory now holds for `request`'s variant to the disk tier (or removes it there), outside the
+    /// lock, in the caller's task.
+    nonisolated func persist(
+        _ entry: CachedResponse?, url: String, _ partition: CachePartition, _ request: TransportRequest
+    ) {
+        guard let disk else { return }
+        let digest = partition.digest
+        guard let entry, DiskStore.mayPersist(entry, for: request) else {
+            disk.removeVariants(url: url, partition: digest, matching: request.headers)
+            return
+        }
+        let record = DiskRecord(url: url, partition: digest, varyNames: entry.varyNames, varyValues: entry.varyValues)
+        disk.write(entry, record: record, replacing: request.headers)
+    }
+}
