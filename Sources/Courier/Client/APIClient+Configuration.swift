@@ -88,6 +88,13 @@ extension APIClient {
         /// The current date, for reading HTTP dates such as `Retry-After` and for the cache's age and freshness
         /// arithmetic (`Date`, `Expires`, `Last-Modified`, `Age`). `Date()` by default.
         public var currentDate: @Sendable () -> Date
+        /// Turns a response with a status the client does not accept into your own error; `nil` (the default) throws
+        /// ``APIError/unacceptableStatus(_:)``. A request's ``APIRequest/errorMapping`` wins over it.
+        public var errorMapping: ResponseErrorMapping? = nil
+        /// Which responses mean that the credential an attempt carried is no longer good, so the ``authenticator``
+        /// refreshes it and the request is sent again, once. A `401` by default; some APIs answer `403`, or `400`
+        /// with an error code in the body. Consulted only for requests the authenticator authorized.
+        public var isCredentialRejected: @Sendable (TransportResponse) -> Bool = { $0.statusCode == 401 }
         /// Creates a configuration.
         ///
         /// - Parameters:

@@ -69,7 +69,7 @@ public final class APIClient: Sendable {
     @discardableResult
     public func send<T: Decodable>(_ request: APIRequest<T>) async throws -> APIResponse<T> {
         try await observe(request, perform: { try await self.perform($0, id: $1, decodingOnce: nil) }) {
-            [decoder = configuration.decoder] exchange in
+            [decoder = decoder(for: request)] exchange in
             exchange.makeResponse(value: try Self.decode(T.self, from: exchange.response, decoder: decoder))
         }
     }
@@ -82,7 +82,7 @@ public final class APIClient: Sendable {
     /// - Throws: ``APIError`` for every failure, or `CancellationError` when the calling task is cancelled.
     @discardableResult
     public func send<T: Decodable & Sendable>(_ request: APIRequest<T>) async throws -> APIResponse<T> {
-        let decoder = configuration.decoder
+        let decoder = decoder(for: request)
         // `Data` needs no decoding: sharing it would only box it.
         let shared = T.self == Data.self ? nil : SharedDecoding(T.self, decoder: decoder)
         return try await observe(request, perform: { try await self.perform($0, id: $1, decodingOnce: shared) }) {
@@ -141,7 +141,7 @@ public final class APIClient: Sendable {
         }
         // 6. Check the status; the caller decodes.
         guard configuration.acceptableStatusCodes.contains(exchange.response.statusCode) else {
-            throw APIError.unacceptableStatus(exchange.response)
+            throw unacceptableStatusError(exchange.response, for: request)
         }
         return exchange
     }
@@ -289,7 +289,8 @@ public final class APIClient: Sendable {
             } catch let error as APIError {
                 outcome = .failure(error)
             }
-            if case .response(let response) = outcome, response.statusCode == 401 {
+            if case .response(let response) = outcome, isCredentialRejected(response, authorized: authorization != nil)
+            {
                 guard authorization != nil else { throw APIError.unauthorized(response) }
                 try await authorization?.prepareResend(after: response)
                 resends += 1

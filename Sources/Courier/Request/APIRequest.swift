@@ -50,6 +50,12 @@ public struct APIRequest<Value>: Sendable {
     /// The deadline of the whole call, retries and waits included; `nil` uses the client's
     /// ``APIClient/Configuration/callTimeout``.
     public var callTimeout: Duration?
+    /// Decodes this request's response body in place of the client's ``APIClient/Configuration/decoder``; `nil`
+    /// (the default) uses the client's. For an endpoint with its own date format or key style.
+    public var decoder: JSONDecoder? = nil
+    /// Turns this request's response into your own error when its status is not accepted; `nil` (the default) uses
+    /// the client's ``APIClient/Configuration/errorMapping``.
+    public var errorMapping: ResponseErrorMapping? = nil
 
     /// Creates a request.
     ///
