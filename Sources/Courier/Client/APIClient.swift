@@ -27,6 +27,8 @@ public final class APIClient: Sendable {
     let deadlines: DeadlineScheduler
     /// Shares one flight among callers of the same request.
     let coalescer = RequestCoalescer<RequestKey, Exchange>()
+    /// The requests in flight in each latest-wins slot; see ``LatestWins``.
+    let latestWinsSlots = LatestWinsSlots()
     /// Background refreshes of stale responses served under `stale-while-revalidate`.
     let backgroundRefreshes = BackgroundRefreshes()
     /// Counters and events; see ``metrics`` and ``events``.

@@ -43,6 +43,9 @@ public enum APIError: Error, Sendable {
     /// refused as one too many, or the credential changed under the request. Carries the reason and,
     /// for a failed refresh, its cause.
     case authenticationFailed(AuthenticationFailure)
+    /// A newer request in the same latest-wins slot (``APIRequest/latestWins``) replaced this one, which was
+    /// cancelled: during its debounce (nothing was sent), or in flight. Carries the slot's name.
+    case superseded(slot: String)
 
     /// The status code of the response, when the error carries one.
     public var statusCode: Int? {
@@ -66,7 +69,9 @@ public enum APIError: Error, Sendable {
             error
         case .invalidResponse(_, let error): error
         case .authenticationFailed(let failure): failure.underlyingError
-        case .invalidRequest, .timedOut, .unacceptableStatus, .notCached, .unauthorized, .responseTooLarge: nil
+        case .invalidRequest, .timedOut, .unacceptableStatus, .notCached, .unauthorized, .responseTooLarge,
+            .superseded:
+            nil
         }
     }
 }
@@ -179,6 +184,8 @@ extension APIError: CustomStringConvertible, LocalizedError {
                 + "after one token refresh and resend if the client has an authenticator."
         case .authenticationFailed(let failure):
             "Authentication failed: \(failure)."
+        case .superseded(let slot):
+            "Superseded: a newer request in the latest-wins slot \"\(slot)\" replaced this one, which was cancelled."
         }
     }
 

@@ -56,7 +56,7 @@ extension APIClient {
     /// Runs one call between its first and last event: `requestStarted`, then `requestFinished` with the response
     /// `finish` makes (decoding included), or `requestFailed`.
     func observe<T, Value>(
-        _ request: APIRequest<T>, perform: (APIRequest<T>, CallID) async throws -> Exchange,
+        _ request: APIRequest<T>, perform: @escaping @Sendable (APIRequest<Data>, CallID) async throws -> Exchange,
         finish: (Exchange) throws -> APIResponse<Value>
     ) async throws -> APIResponse<Value> {
         let call = instrumentation.begin()
@@ -64,12 +64,23 @@ extension APIClient {
         do {
             // The scope tells the refresher which call a refresh belongs to; without an authenticator there is
             // no refresh, and binding a task-local costs an allocation per call.
-            let exchange =
+            // The value type is a phantom of the request: erased, the call's work captures no type of the caller's.
+            let id = call.id
+            let erased = request.erased
+            let run: @Sendable () async throws -> Exchange = { [self] in
                 configuration.authenticator == nil
-                ? try await perform(request, call.id)
-                : try await EventScope.$current.withValue(EventScope(instrumentation, call.id)) {
-                    try await perform(request, call.id)
-                }
+                    ? try await perform(erased, id)
+                    : try await EventScope.$current.withValue(EventScope(instrumentation, id)) {
+                        try await perform(erased, id)
+                    }
+            }
+            let exchange: Exchange
+            if let latestWins = request.latestWins {
+                exchange = try await latestWinsSlots.run(
+                    latestWins, fingerprint: try? prepare(request).request, clock: configuration.clock, operation: run)
+            } else {
+                exchange = try await run()
+            }
             let response = try finish(exchange)
             instrumentation.finished(call, source: response.source, status: response.statusCode)
             return response

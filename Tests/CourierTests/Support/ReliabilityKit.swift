@@ -113,6 +113,7 @@ enum ReliabilityKit {
         case .notCached: return "notCached"
         case .unauthorized: return "unauthorized"
         case .authenticationFailed: return "authenticationFailed"
+        case .superseded: return "superseded"
         }
     }
 
