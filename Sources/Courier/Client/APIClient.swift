@@ -276,6 +276,7 @@ public final class APIClient: Sendable {
         var authorization = call.authorization
         var attempt = 0
         var resends = 0
+        var timings = FlightTimings()
         while true {
             attempt += 1
             var sent = attempt == 1 ? first : try await adapt(retries)
@@ -283,9 +284,11 @@ public final class APIClient: Sendable {
             let outcome: RetryContext.Outcome
             do {
                 let timeout = call.limits.nextWait(now: deadlines.elapsed)
-                let response = try await sendOnce(sent, timeout: timeout, attempt: attempt, id: call.id)
+                let response = try await sendOnce(
+                    sent, timeout: timeout, attempt: attempt, id: call.id, timings: &timings)
                 if configuration.acceptableStatusCodes.contains(response.statusCode) {
-                    return Exchange(request: sent, response: response, attempts: attempt, leader: call.id)
+                    return Exchange(
+                        request: sent, response: response, attempts: attempt, leader: call.id, timings: timings)
                 }
                 outcome = .response(response)
             } catch let error as APIError {
@@ -304,6 +307,7 @@ public final class APIClient: Sendable {
                 configuration.retryPolicy.decision(for: context), now: deadlines.elapsed)
             switch decision {
             case .retry(let delay):
+                timings.retryDelays.append(delay)
                 instrumentation.count(.retry)
                 instrumentation.emit(
                     call.id, .retryScheduled(attempt: attempt, delay: delay, reason: instrumentation.reason(outcome)))
@@ -311,7 +315,8 @@ public final class APIClient: Sendable {
             case .doNotRetry:
                 switch outcome {
                 case .response(let response):
-                    return Exchange(request: sent, response: response, attempts: attempt, leader: call.id)
+                    return Exchange(
+                        request: sent, response: response, attempts: attempt, leader: call.id, timings: timings)
                 case .failure(let error): throw error
                 }
             }
@@ -361,16 +366,19 @@ public final class APIClient: Sendable {
 
     /// One attempt on the wire, bounded by the deadline. Errors that are not ``APIError`` or
     /// cancellation become ``APIError/transport(_:underlying:)`` of kind ``TransportFailure/other``.
-    private func sendOnce(_ request: TransportRequest, timeout: Duration, attempt: Int, id: CallID) async throws
-        -> TransportResponse
-    {
+    private func sendOnce(
+        _ request: TransportRequest, timeout: Duration, attempt: Int, id: CallID, timings: inout FlightTimings
+    ) async throws -> TransportResponse {
         let transport = configuration.transport
         let start = instrumentation.attemptSent(request, attempt: attempt, id: id)
+        var received: TransportResponse?
+        defer { timings.record(attempt, of: request, received, duration: instrumentation.log.elapsedTime - start) }
         do {
             let response = try await Deadline.run(timeout: timeout, scheduler: deadlines) {
                 try await transport.send(request)
             }
             instrumentation.received(response, attempt: attempt, since: start, id: id)
+            received = response
             return response
         } catch let error as APIError {
             throw error

@@ -12,6 +12,8 @@ struct Exchange: Sendable {
     var leader: CallID?
     /// The body decoded once in the flight, for callers that ask for the leader's type.
     var decoded: DecodedValue?
+    /// The flight's attempts and retry delays, for ``APIResponse/timings``.
+    var timings = FlightTimings()
 
     func makeResponse<Value>(value: Value) -> APIResponse<Value> {
         APIResponse(

@@ -81,7 +81,11 @@ extension APIClient {
             } else {
                 exchange = try await run()
             }
-            let response = try finish(exchange)
+            let flightEnded = instrumentation.log.elapsedTime
+            var response = try finish(exchange)
+            response.callID = call.id
+            response.timings = CallTimings(
+                exchange, start: call.start, flightEnded: flightEnded, now: instrumentation.log.elapsedTime)
             instrumentation.finished(call, source: response.source, status: response.statusCode)
             return response
         } catch {
@@ -116,6 +120,20 @@ extension APIClient {
         case .miss, .unsatisfiable:
             instrumentation.count(.cacheMiss)
             instrumentation.emit(id, .cacheMiss)
+        }
+    }
+}
+
+extension CallTimings {
+    /// The timings of a call that started at `start` and got `exchange` at `flightEnded`, on the log's clock.
+    init(_ exchange: Exchange, start: Duration, flightEnded: Duration, now: Duration) {
+        self.init()
+        total = now - start
+        attempts = exchange.timings.attempts
+        retryDelays = exchange.timings.retryDelays
+        if exchange.joined {
+            sharedFlightLeader = exchange.leader
+            sharedFlightWait = flightEnded - start
         }
     }
 }
