@@ -141,11 +141,12 @@ import Testing
         request.decoder = JSONDecoder()
         request.errorMapping = ResponseErrorMapping { _ in nil }
         request.latestWins = LatestWins(slot: "s", debounce: .seconds(1))
+        request.redirectPolicy = .follow(limit: 3)
 
         let original = Mirror(reflecting: request).children.map { "\($0.label ?? ""): \($0.value)" }
         let erased = Mirror(reflecting: request.erased).children.map { "\($0.label ?? ""): \($0.value)" }
 
-        #expect(original.count == 14)
+        #expect(original.count == 15)
         #expect(original.map { $0.prefix(while: { $0 != ":" }) } == erased.map { $0.prefix(while: { $0 != ":" }) })
         for (mine, theirs) in zip(original, erased) where !mine.hasPrefix("decoder") && !mine.hasPrefix("errorMapping")
         {

@@ -95,6 +95,9 @@ extension APIClient {
         /// refreshes it and the request is sent again, once. A `401` by default; some APIs answer `403`, or `400`
         /// with an error code in the body. Consulted only for requests the authenticator authorized.
         public var isCredentialRejected: @Sendable (TransportResponse) -> Bool = { $0.statusCode == 401 }
+        /// Which redirects requests follow: up to 20 by default (``RedirectPolicy/default``). A request's
+        /// ``APIRequest/redirectPolicy`` wins over it.
+        public var redirectPolicy: RedirectPolicy = .default
         /// Creates a configuration.
         ///
         /// - Parameters:

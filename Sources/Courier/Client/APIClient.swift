@@ -235,8 +235,9 @@ public final class APIClient: Sendable {
             if !headers.contains("Content-Type") { headers["Content-Type"] = "application/json" }
         }
         try headers.validate()
-        let built = TransportRequest(
+        var built = TransportRequest(
             method: request.method, url: url, headers: headers, body: body, credentials: scope.credentials)
+        built.redirectPolicy = request.redirectPolicy ?? configuration.redirectPolicy
         return Prepared(request: built, isTrusted: isTrusted)
     }
 

@@ -18,6 +18,7 @@ struct Exchange: Sendable {
     func makeResponse<Value>(value: Value) -> APIResponse<Value> {
         APIResponse(
             value: value, data: response.body, statusCode: response.statusCode, headers: response.headers,
-            url: request.url, source: source, joined: joined, attempts: attempts, credentials: request.credentials)
+            url: response.url ?? request.url, source: source, joined: joined, attempts: attempts,
+            credentials: request.credentials)
     }
 }

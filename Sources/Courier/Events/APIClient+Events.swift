@@ -56,30 +56,28 @@ extension APIClient {
     /// Runs one call between its first and last event: `requestStarted`, then `requestFinished` with the response
     /// `finish` makes (decoding included), or `requestFailed`.
     func observe<T, Value>(
-        _ request: APIRequest<T>, perform: @escaping @Sendable (APIRequest<Data>, CallID) async throws -> Exchange,
+        _ request: APIRequest<T>, perform: @Sendable (APIRequest<Data>, CallID) async throws -> Exchange,
         finish: (Exchange) throws -> APIResponse<Value>
     ) async throws -> APIResponse<Value> {
         let call = instrumentation.begin()
         instrumentation.emit(call.id, .requestStarted(method: request.method, url: self.redactedURL(of: request)))
         do {
-            // The scope tells the refresher which call a refresh belongs to; without an authenticator there is
-            // no refresh, and binding a task-local costs an allocation per call.
-            // The value type is a phantom of the request: erased, the call's work captures no type of the caller's.
-            let id = call.id
+            // The value type is a phantom of the request: erased, the call's work captures no type of the caller's,
+            // so a latest-wins slot can run it in a task of its own.
             let erased = request.erased
-            let run: @Sendable () async throws -> Exchange = { [self] in
-                configuration.authenticator == nil
-                    ? try await perform(erased, id)
-                    : try await EventScope.$current.withValue(EventScope(instrumentation, id)) {
-                        try await perform(erased, id)
-                    }
-            }
             let exchange: Exchange
             if let latestWins = request.latestWins {
-                exchange = try await latestWinsSlots.run(
-                    latestWins, fingerprint: try? prepare(request).request, clock: configuration.clock, operation: run)
+                // The slot runs the work in a child task of a group it awaits to the end, so `perform` never
+                // outlives this call; a closure that escapes for real would cost every call an allocation.
+                exchange = try await withoutActuallyEscaping(perform) { perform in
+                    try await latestWinsSlots.run(
+                        latestWins, fingerprint: try? prepare(request).request, clock: configuration.clock
+                    ) { [self, id = call.id] in
+                        try await performInScope(erased, id: id, perform: perform)
+                    }
+                }
             } else {
-                exchange = try await run()
+                exchange = try await performInScope(erased, id: call.id, perform: perform)
             }
             let flightEnded = instrumentation.log.elapsedTime
             var response = try finish(exchange)
@@ -92,6 +90,17 @@ extension APIClient {
             let error = instrumentation.redaction.sanitized(error)
             instrumentation.failed(call, error)
             throw error
+        }
+    }
+
+    /// Runs the call's work with the scope that tells the refresher which call a refresh belongs to; without an
+    /// authenticator there is no refresh, and binding a task-local costs an allocation per call.
+    private func performInScope(
+        _ request: APIRequest<Data>, id: CallID, perform: (APIRequest<Data>, CallID) async throws -> Exchange
+    ) async throws -> Exchange {
+        guard configuration.authenticator != nil else { return try await perform(request, id) }
+        return try await EventScope.$current.withValue(EventScope(instrumentation, id)) {
+            try await perform(request, id)
         }
     }
 

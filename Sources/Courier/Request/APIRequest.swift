@@ -59,6 +59,9 @@ public struct APIRequest<Value>: Sendable {
     /// The latest-wins slot this request belongs to, if any: a newer request in the same slot cancels it, and its
     /// caller gets ``APIError/superseded(slot:)``. `nil` (the default) for none. See ``LatestWins``.
     public var latestWins: LatestWins? = nil
+    /// Which redirects this request follows; `nil` (the default) uses the client's
+    /// ``APIClient/Configuration/redirectPolicy``.
+    public var redirectPolicy: RedirectPolicy? = nil
 
     /// Creates a request.
     ///
@@ -124,6 +127,7 @@ extension APIRequest {
         erased.decoder = decoder
         erased.errorMapping = errorMapping
         erased.latestWins = latestWins
+        erased.redirectPolicy = redirectPolicy
         return erased
     }
 }

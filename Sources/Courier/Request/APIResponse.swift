@@ -26,7 +26,7 @@ public struct APIResponse<Value> {
     public let statusCode: Int
     /// The response header fields.
     public let headers: HeaderFields
-    /// The URL the request was sent to.
+    /// The URL the response came from: where the request was sent, or after redirects, where the last one led.
     public let url: URL
     /// Where the response came from: the network, the cache, or a revalidated cache entry.
     public let source: ResponseSource
