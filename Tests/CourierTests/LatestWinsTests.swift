@@ -142,11 +142,13 @@ import Testing
         request.errorMapping = ResponseErrorMapping { _ in nil }
         request.latestWins = LatestWins(slot: "s", debounce: .seconds(1))
         request.redirectPolicy = .follow(limit: 3)
+        request.defaultFreshness = .seconds(300)
+        request.throwsOnUnacceptableStatus = false
 
         let original = Mirror(reflecting: request).children.map { "\($0.label ?? ""): \($0.value)" }
         let erased = Mirror(reflecting: request.erased).children.map { "\($0.label ?? ""): \($0.value)" }
 
-        #expect(original.count == 15)
+        #expect(original.count == 17)
         #expect(original.map { $0.prefix(while: { $0 != ":" }) } == erased.map { $0.prefix(while: { $0 != ":" }) })
         for (mine, theirs) in zip(original, erased) where !mine.hasPrefix("decoder") && !mine.hasPrefix("errorMapping")
         {

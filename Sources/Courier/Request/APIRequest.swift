@@ -153,6 +153,8 @@ extension APIRequest {
         erased.errorMapping = errorMapping
         erased.latestWins = latestWins
         erased.redirectPolicy = redirectPolicy
+        erased.defaultFreshness = defaultFreshness
+        erased.throwsOnUnacceptableStatus = throwsOnUnacceptableStatus
         return erased
     }
 }
