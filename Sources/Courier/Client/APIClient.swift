@@ -71,7 +71,7 @@ public final class APIClient: Sendable {
     /// - Throws: ``APIError`` for every failure, or `CancellationError` when the calling task is cancelled.
     @discardableResult
     public func send<T: Decodable>(_ request: APIRequest<T>) async throws -> APIResponse<T> {
-        try await observe(request, perform: { try await self.perform($0, id: $1, decodingOnce: nil) }) {
+        try await observe(request, decodingOnce: nil) {
             [decoder = decoder(for: request)] exchange in
             exchange.makeResponse(value: try Self.decode(T.self, from: exchange.response, decoder: decoder))
         }
@@ -88,7 +88,7 @@ public final class APIClient: Sendable {
         let decoder = decoder(for: request)
         // `Data` needs no decoding: sharing it would only box it.
         let shared = T.self == Data.self ? nil : SharedDecoding(T.self, decoder: decoder)
-        return try await observe(request, perform: { try await self.perform($0, id: $1, decodingOnce: shared) }) {
+        return try await observe(request, decodingOnce: shared) {
             exchange in
             if let value: T = try exchange.decoded?.value(as: T.self, decoder: decoder) {
                 return exchange.makeResponse(value: value)
@@ -104,7 +104,7 @@ public final class APIClient: Sendable {
     /// - Throws: ``APIError`` for every failure, or `CancellationError` when the calling task is cancelled.
     @discardableResult
     public func send(_ request: APIRequest<Void>) async throws -> APIResponse<Void> {
-        try await observe(request, perform: { try await self.perform($0, id: $1, decodingOnce: nil) }) {
+        try await observe(request, decodingOnce: nil) {
             $0.makeResponse(value: ())
         }
     }
@@ -112,7 +112,7 @@ public final class APIClient: Sendable {
     // MARK: The Path of One Call
 
     /// Everything but the caller's own decoding, step by step; shared by the `send` overloads.
-    private func perform<T>(_ request: APIRequest<T>, id: CallID, decodingOnce shared: SharedDecoding?)
+    func perform<T>(_ request: APIRequest<T>, id: CallID, decodingOnce shared: SharedDecoding?)
         async throws -> Exchange
     {
         // 1. Build the request: bad input fails here, and nothing is sent.

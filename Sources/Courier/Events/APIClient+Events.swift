@@ -54,32 +54,27 @@ extension APIClient {
     // MARK: Recording
 
     /// Runs one call between its first and last event: `requestStarted`, then `requestFinished` with the response
-    /// `finish` makes (decoding included), or `requestFailed`.
+    /// `finish` makes (decoding included), or `requestFailed`. The response carries the call's id and timings.
     func observe<T, Value>(
-        _ request: APIRequest<T>, perform: @Sendable (APIRequest<Data>, CallID) async throws -> Exchange,
-        finish: (Exchange) throws -> APIResponse<Value>
+        _ request: APIRequest<T>, decodingOnce shared: SharedDecoding?, finish: (Exchange) throws -> APIResponse<Value>
     ) async throws -> APIResponse<Value> {
         let call = instrumentation.begin()
         instrumentation.emit(call.id, .requestStarted(method: request.method, url: self.redactedURL(of: request)))
         do {
-            // The value type is a phantom of the request: erased, the call's work captures no type of the caller's,
-            // so a latest-wins slot can run it in a task of its own.
-            let erased = request.erased
             let exchange: Exchange
             if let latestWins = request.latestWins {
-                // The slot runs the work in a child task of a group it awaits to the end, so `perform` never
-                // outlives this call; a closure that escapes for real would cost every call an allocation.
-                exchange = try await withoutActuallyEscaping(perform) { perform in
-                    try await latestWinsSlots.run(
-                        latestWins, fingerprint: try? prepare(request).request, clock: configuration.clock
-                    ) { [self, id = call.id] in
-                        try await performInScope(erased, id: id, perform: perform)
-                    }
+                // The slot runs the call in a task of its own: the value type is a phantom of the request, so the
+                // erased request carries none of the caller's types into it.
+                let erased = request.erased
+                exchange = try await latestWinsSlots.run(
+                    latestWins, fingerprint: try? prepare(request).request, clock: configuration.clock
+                ) { [self, id = call.id] in
+                    try await performInScope(erased, id: id, decodingOnce: shared)
                 }
             } else {
-                exchange = try await performInScope(erased, id: call.id, perform: perform)
+                exchange = try await performInScope(request, id: call.id, decodingOnce: shared)
             }
-            let flightEnded = instrumentation.log.elapsedTime
+            let flightEnded = exchange.joined ? instrumentation.log.elapsedTime : nil
             var response = try finish(exchange)
             response.callID = call.id
             response.timings = CallTimings(
@@ -95,12 +90,14 @@ extension APIClient {
 
     /// Runs the call's work with the scope that tells the refresher which call a refresh belongs to; without an
     /// authenticator there is no refresh, and binding a task-local costs an allocation per call.
-    private func performInScope(
-        _ request: APIRequest<Data>, id: CallID, perform: (APIRequest<Data>, CallID) async throws -> Exchange
-    ) async throws -> Exchange {
-        guard configuration.authenticator != nil else { return try await perform(request, id) }
+    private func performInScope<T>(_ request: APIRequest<T>, id: CallID, decodingOnce shared: SharedDecoding?)
+        async throws -> Exchange
+    {
+        guard configuration.authenticator != nil else {
+            return try await perform(request, id: id, decodingOnce: shared)
+        }
         return try await EventScope.$current.withValue(EventScope(instrumentation, id)) {
-            try await perform(request, id)
+            try await perform(request, id: id, decodingOnce: shared)
         }
     }
 
@@ -135,12 +132,11 @@ extension APIClient {
 
 extension CallTimings {
     /// The timings of a call that started at `start` and got `exchange` at `flightEnded`, on the log's clock.
-    init(_ exchange: Exchange, start: Duration, flightEnded: Duration, now: Duration) {
+    init(_ exchange: Exchange, start: Duration, flightEnded: Duration?, now: Duration) {
         self.init()
         total = now - start
-        attempts = exchange.timings.attempts
-        retryDelays = exchange.timings.retryDelays
-        if exchange.joined {
+        flight = exchange.timings
+        if exchange.joined, let flightEnded {
             sharedFlightLeader = exchange.leader
             sharedFlightWait = flightEnded - start
         }

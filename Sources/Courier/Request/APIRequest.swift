@@ -76,16 +76,38 @@ public struct APIRequest<Value>: Sendable {
     public var throwsOnUnacceptableStatus: Bool
     /// Decodes this request's response body in place of the client's ``APIClient/Configuration/decoder``; `nil`
     /// (the default) uses the client's. For an endpoint with its own date format or key style.
-    public var decoder: JSONDecoder? = nil
+    public var decoder: JSONDecoder? {
+        get { options?.decoder }
+        set { updateOptions { $0.decoder = newValue } }
+    }
     /// Turns this request's response into your own error when its status is not accepted; `nil` (the default) uses
     /// the client's ``APIClient/Configuration/errorMapping``.
-    public var errorMapping: ResponseErrorMapping? = nil
+    public var errorMapping: ResponseErrorMapping? {
+        get { options?.errorMapping }
+        set { updateOptions { $0.errorMapping = newValue } }
+    }
     /// The latest-wins slot this request belongs to, if any: a newer request in the same slot cancels it, and its
     /// caller gets ``APIError/superseded(slot:)``. `nil` (the default) for none. See ``LatestWins``.
-    public var latestWins: LatestWins? = nil
+    public var latestWins: LatestWins? {
+        get { options?.latestWins }
+        set { updateOptions { $0.latestWins = newValue } }
+    }
     /// Which redirects this request follows; `nil` (the default) uses the client's
     /// ``APIClient/Configuration/redirectPolicy``.
-    public var redirectPolicy: RedirectPolicy? = nil
+    public var redirectPolicy: RedirectPolicy? {
+        get { options?.redirectPolicy }
+        set { updateOptions { $0.redirectPolicy = newValue } }
+    }
+
+    /// The options most requests never set, behind one reference: a request is copied into every step of a call,
+    /// and each byte it grows costs every call (measured in `Scripts/instructions.sh`).
+    private var options: RequestOptions?
+
+    private mutating func updateOptions(_ change: (inout RequestOptions.Values) -> Void) {
+        var values = options?.values ?? RequestOptions.Values()
+        change(&values)
+        options = RequestOptions(values)
+    }
 
     /// Creates a request.
     ///
@@ -149,14 +171,30 @@ extension APIRequest {
         erased.sendsCredentialsToAnyOrigin = sendsCredentialsToAnyOrigin
         erased.timeout = timeout
         erased.callTimeout = callTimeout
-        erased.decoder = decoder
-        erased.errorMapping = errorMapping
-        erased.latestWins = latestWins
-        erased.redirectPolicy = redirectPolicy
+        erased.options = options
         erased.defaultFreshness = defaultFreshness
         erased.throwsOnUnacceptableStatus = throwsOnUnacceptableStatus
         return erased
     }
+}
+
+/// The rarely set options of an ``APIRequest``, immutable and shared by copies of the request until one changes them.
+final class RequestOptions: Sendable {
+    struct Values: Sendable {
+        var decoder: JSONDecoder?
+        var errorMapping: ResponseErrorMapping?
+        var latestWins: LatestWins?
+        var redirectPolicy: RedirectPolicy?
+    }
+
+    let values: Values
+
+    init(_ values: Values) { self.values = values }
+
+    var decoder: JSONDecoder? { values.decoder }
+    var errorMapping: ResponseErrorMapping? { values.errorMapping }
+    var latestWins: LatestWins? { values.latestWins }
+    var redirectPolicy: RedirectPolicy? { values.redirectPolicy }
 }
 
 /// Whether a request may share an identical request that is already in flight.

@@ -42,34 +42,48 @@ public struct CallTimings: Sendable, Hashable {
     /// From the call's start to its response, decoding included.
     public var total: Duration = .zero
     /// Every attempt of the flight that produced the response, in order; empty for an answer from the cache.
-    public var attempts: [Attempt] = []
+    public var attempts: [Attempt] { flight.attempts }
     /// The delays slept before each retry, in order.
-    public var retryDelays: [Duration] = []
+    public var retryDelays: [Duration] { flight.retryDelays }
+    /// The flight's record, kept as it was collected: an array is built only for a caller that reads ``attempts``.
+    var flight = FlightTimings()
     /// The call that led the flight this one shared; `nil` when this call sent its own.
     public var sharedFlightLeader: CallID?
     /// From this call's start until the flight it shared answered; `nil` when it sent its own.
     public var sharedFlightWait: Duration?
 
     /// The bytes of request bodies sent, over every attempt.
-    public var bytesSent: Int { attempts.reduce(0) { $0 + $1.bytesSent } }
+    public var bytesSent: Int { flight.total(\.bytesSent) }
     /// The bytes of response bodies received, over every attempt.
-    public var bytesReceived: Int { attempts.reduce(0) { $0 + $1.bytesReceived } }
+    public var bytesReceived: Int { flight.total(\.bytesReceived) }
 
     /// No time and no attempts: what a response made by hand (``APIResponse/init(value:data:statusCode:headers:url:source:joined:attempts:)``) carries.
     public init() {}
 }
 
-/// The attempts and delays of one flight, collected as it runs and shared by everyone who joined it.
-struct FlightTimings: Sendable {
-    var attempts: [CallTimings.Attempt] = []
+/// The attempts and delays of one flight, collected as it runs and shared by everyone who joined it. The first
+/// attempt is kept inline: most flights have one, and an array would cost each of them an allocation.
+struct FlightTimings: Sendable, Hashable {
+    private var first: CallTimings.Attempt?
+    private var later: [CallTimings.Attempt] = []
     var retryDelays: [Duration] = []
+
+    var attempts: [CallTimings.Attempt] {
+        guard let first else { return [] }
+        return [first] + later
+    }
+
+    func total(_ bytes: KeyPath<CallTimings.Attempt, Int>) -> Int {
+        guard let first else { return 0 }
+        return later.reduce(first[keyPath: bytes]) { $0 + $1[keyPath: bytes] }
+    }
 
     mutating func record(
         _ number: Int, of request: TransportRequest, _ response: TransportResponse?, duration: Duration
     ) {
-        attempts.append(
-            CallTimings.Attempt(
-                number: number, duration: duration, status: response?.statusCode,
-                bytesSent: request.body?.count ?? 0, bytesReceived: response?.body.count ?? 0))
+        let attempt = CallTimings.Attempt(
+            number: number, duration: duration, status: response?.statusCode,
+            bytesSent: request.body?.count ?? 0, bytesReceived: response?.body.count ?? 0)
+        if first == nil { first = attempt } else { later.append(attempt) }
     }
 }

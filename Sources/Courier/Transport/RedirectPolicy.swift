@@ -29,24 +29,27 @@ public struct RedirectPolicy: Sendable, Hashable {
         public var method: String
     }
 
-    enum Kind: Sendable {
+    enum Kind: Sendable, Hashable {
         case follow
         case doNotFollow
-        case custom(id: ObjectIdentifier, decide: @Sendable (Redirect) -> Bool)
+        case custom
     }
 
-    /// A box whose identity stands for a custom policy's closure in `==` and `hash(into:)`.
-    private final class Identity: Sendable {}
+    /// A custom policy's closure; its identity stands for the closure in `==` and `hash(into:)`.
+    final class Custom: Sendable {
+        let decide: @Sendable (Redirect) -> Bool
+        init(_ decide: @escaping @Sendable (Redirect) -> Bool) { self.decide = decide }
+    }
 
     let kind: Kind
     /// The most redirects followed for one request.
     public let limit: Int
-    private let identity: Identity?
+    let custom: Custom?
 
-    private init(_ kind: Kind, limit: Int, identity: Identity? = nil) {
+    private init(_ kind: Kind, limit: Int, custom: Custom? = nil) {
         self.kind = kind
         self.limit = max(0, limit)
-        self.identity = identity
+        self.custom = custom
     }
 
     /// Follows every redirect to an http(s) URL, up to `limit` for one request.
@@ -63,8 +66,7 @@ public struct RedirectPolicy: Sendable, Hashable {
     ///   - limit: The most redirects followed; 20 by default.
     ///   - decide: Whether to follow one redirect; called on the transport's queue, so keep it quick.
     public static func custom(limit: Int = 20, _ decide: @escaping @Sendable (Redirect) -> Bool) -> RedirectPolicy {
-        let identity = Identity()
-        return RedirectPolicy(.custom(id: ObjectIdentifier(identity), decide: decide), limit: limit, identity: identity)
+        RedirectPolicy(.custom, limit: limit, custom: Custom(decide))
     }
 
     /// ``follow(limit:)`` with its default limit.
@@ -73,22 +75,14 @@ public struct RedirectPolicy: Sendable, Hashable {
     /// Whether two policies are the same: the same kind and limit, and for custom policies the same closure (the one
     /// a single ``custom(limit:_:)`` call made).
     public static func == (lhs: RedirectPolicy, rhs: RedirectPolicy) -> Bool {
-        lhs.limit == rhs.limit && lhs.kindName == rhs.kindName && lhs.identity === rhs.identity
+        lhs.limit == rhs.limit && lhs.kind == rhs.kind && lhs.custom === rhs.custom
     }
 
     /// Hashes the kind, the limit and a custom policy's identity.
     public func hash(into hasher: inout Hasher) {
-        hasher.combine(kindName)
+        hasher.combine(kind)
         hasher.combine(limit)
-        hasher.combine(identity.map(ObjectIdentifier.init))
-    }
-
-    private var kindName: Int {
-        switch kind {
-        case .follow: 0
-        case .doNotFollow: 1
-        case .custom: 2
-        }
+        hasher.combine(custom.map(ObjectIdentifier.init))
     }
 }
 
@@ -96,6 +90,8 @@ public struct RedirectPolicy: Sendable, Hashable {
 struct RedirectChain {
     let policy: RedirectPolicy
     private var visited: Set<String>
+
+    private func custom(_ redirect: RedirectPolicy.Redirect) -> Bool? { policy.custom?.decide(redirect) }
     private(set) var count = 0
 
     init(policy: RedirectPolicy, first url: URL?, method: String) {
@@ -110,7 +106,7 @@ struct RedirectChain {
         switch policy.kind {
         case .doNotFollow: return false
         case .follow: break
-        case .custom(_, let decide): if !decide(redirect) { return false }
+        case .custom: if custom(redirect) == false { return false }
         }
         // The Location as sent, too: a resolver may read `mailto:x` as a relative path of the current URL.
         let written = location.flatMap { URL(string: $0)?.scheme }?.lowercased()
