@@ -1,24 +1,30 @@
 #!/usr/bin/env bash
 # Builds the DocC documentation as a static site in Docs/site with the toolchain's own `docc`, and fails on any
-# warning. No plugin: the symbol graph comes straight from the compiler.
+# warning. No plugin: the symbol graph comes straight from the compiler. (Scripts/snippets.sh compiles the articles'
+# code blocks.)
 #
-#   1. Checks that every Swift code block of the articles is a snippet of
-#      Tests/CourierTests/DocumentationSnippetTests.swift (which compiles and runs them) and the other way round.
-#   2. Builds the Courier target with -emit-symbol-graph, in its own scratch path (.build-docs) so that it never
+#   bash Scripts/docs.sh [BASE]   BASE is the path the site is served under: /courier/ by default, as on a project
+#                                 page (https://OWNER.github.io/courier/); `/` to serve it from a server's root.
+#
+#   1. Builds the Courier target with -emit-symbol-graph, in its own scratch path (.build-docs) so that it never
 #      invalidates the main build.
-#   3. Runs `docc convert --transform-for-static-hosting --warnings-as-errors`, and also fails if docc printed a
+#   2. Runs `docc convert --transform-for-static-hosting --warnings-as-errors`, and also fails if docc printed a
 #      warning line anyway.
-#   4. Checks that the site has its index page and a page for the module and for every article.
+#   3. Checks that the site has its index page and a page for the module and for every article.
 #
-# Open the result with any static file server, for example:
-#   python3 -m http.server --directory Docs/site 8000   then   http://localhost:8000/documentation/courier
+#   4. Makes the site's root redirect to the documentation, and names the navigator "Courier".
+#
+# The script ends by printing the command that serves the site locally (a file:// URL renders a blank page: the
+# site loads its pages with fetch).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 if [ -d /opt/swift/usr/bin ]; then export PATH="/opt/swift/usr/bin:$PATH"; fi
 
+base=${1:-/courier/}
+case "$base" in /*) ;; *) base="/$base" ;; esac
+case "$base" in */) ;; *) base="$base/" ;; esac
 catalog=Sources/Courier/Courier.docc
-snippets=Tests/CourierTests/DocumentationSnippetTests.swift
 output=Docs/site
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -28,74 +34,7 @@ fail() {
     exit 1
 }
 
-# --- 1. Article code blocks and compiled snippets match -----------------------------------------------------------
-
-mkdir -p "$work/snippets" "$work/blocks"
-
-# Every `// Snippet: Article.md, ...` ... `// End snippet` block of the test file, dedented, one file per snippet
-# named `<n>.<Article>.md`.
-awk -v dir="$work/snippets" '
-    function flush(   i, indent, min, line) {
-        min = -1
-        for (i = 1; i <= count; i++) {
-            if (lines[i] ~ /^[[:space:]]*$/) continue
-            match(lines[i], /^ */)
-            if (min < 0 || RLENGTH < min) min = RLENGTH
-        }
-        for (i = 1; i <= count; i++) {
-            line = lines[i]
-            if (line ~ /^[[:space:]]*$/) line = ""; else line = substr(line, min + 1)
-            print line > file
-        }
-        close(file)
-    }
-    /^[[:space:]]*\/\/ End snippet$/ { if (inside) flush(); inside = 0; next }
-    /^[[:space:]]*\/\/ Snippet: / {
-        if (inside) { print "unterminated snippet before line " NR > "/dev/stderr"; exit 1 }
-        article = $0; sub(/.*\/\/ Snippet: /, "", article); sub(/\.md.*/, ".md", article)
-        file = dir "/" (++n) "." article; count = 0; inside = 1; next
-    }
-    inside { lines[++count] = $0 }
-    END { if (inside) { print "unterminated snippet at the end" > "/dev/stderr"; exit 1 } }
-' "$snippets"
-
-# Every ```swift block of every article, without its `import` lines and the blank lines that follow them.
-for article in "$catalog"/*.md; do
-    name=$(basename "$article")
-    awk -v dir="$work/blocks" -v article="$name" '
-        /^```swift[[:space:]]*$/ { inside = 1; file = dir "/" (++n) "." article; started = 0; next }
-        /^```[[:space:]]*$/ && inside { inside = 0; close(file); next }
-        inside {
-            if (!started && ($0 ~ /^import / || $0 ~ /^[[:space:]]*$/)) next
-            started = 1; print > file
-        }
-    ' "$article"
-done
-
-mismatches=0
-check_each() { # $1: directory of files to find, $2: directory to find them in, $3: what is missing
-    local file article candidate found
-    for file in "$1"/*; do
-        [ -e "$file" ] || continue
-        article=${file##*/}
-        article=${article#*.}
-        found=0
-        for candidate in "$2"/*."$article"; do
-            if [ -e "$candidate" ] && cmp -s "$file" "$candidate"; then found=1 && break; fi
-        done
-        if [ "$found" = 0 ]; then
-            mismatches=$((mismatches + 1))
-            echo "docs.sh: $3 ($article):" >&2
-            sed 's/^/    /' "$file" >&2
-        fi
-    done
-}
-check_each "$work/blocks" "$work/snippets" "a Swift code block of the article is not a snippet of $snippets"
-check_each "$work/snippets" "$work/blocks" "a snippet of $snippets is not a code block of its article"
-[ "$mismatches" = 0 ] || fail "$mismatches code blocks and snippets differ; edit the article and the test together"
-echo "docs.sh: $(ls "$work/blocks" | wc -l | tr -d ' ') article code blocks match the compiled snippets"
-
-# --- 2. Symbol graph ---------------------------------------------------------------------------------------------
+# --- 1. Symbol graph ---------------------------------------------------------------------------------------------
 
 # A fixed directory keeps the compiler flags the same from run to run, so an unchanged target is not rebuilt.
 symbols=.build-docs/symbol-graphs
@@ -105,19 +44,20 @@ swift build --target Courier --scratch-path .build-docs \
 if grep -E '(^|: )warning: ' "$work/build.log" >/dev/null; then fail "the build printed warnings"; fi
 [ -s "$symbols/Courier.symbols.json" ] || fail "no symbol graph was produced"
 
-# --- 3. The site -------------------------------------------------------------------------------------------------
+# --- 2. The site -------------------------------------------------------------------------------------------------
 
 rm -rf "$output"
 docc convert "$catalog" \
     --additional-symbol-graph-dir "$symbols" \
     --transform-for-static-hosting \
+    --hosting-base-path "$base" \
     --output-path "$output" \
     --fallback-display-name Courier \
     --fallback-bundle-identifier dev.courier.Courier \
     --warnings-as-errors 2>&1 | tee "$work/docc.log" || fail "docc convert failed"
 if grep -Ei '(^|[^a-z])(warning|error):' "$work/docc.log" >/dev/null; then fail "docc printed diagnostics"; fi
 
-# --- 4. What must be in it ---------------------------------------------------------------------------------------
+# --- 3. What must be in it ---------------------------------------------------------------------------------------
 
 expected=("$output/index.html" "$output/documentation/courier/index.html" "$output/data/documentation/courier.json")
 for article in "$catalog"/*.md; do
@@ -128,4 +68,36 @@ done
 for path in "${expected[@]}"; do
     [ -s "$path" ] || fail "the site has no $path"
 done
-echo "docs.sh: built $output (${#expected[@]} pages checked); open $output/documentation/courier/index.html"
+
+# --- 4. The root and the navigator ----------------------------------------------------------------------------------
+
+# docc's own index.html at the root is an app that shows "page not found" for `/`: send readers to the module page.
+cat >"$output/index.html" <<HTML
+<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<title>Courier</title>
+<meta http-equiv="refresh" content="0; url=${base}documentation/courier/">
+<link rel="canonical" href="${base}documentation/courier/">
+</head>
+<body><p>The documentation is at <a href="${base}documentation/courier/">${base}documentation/courier/</a>.</p></body>
+</html>
+HTML
+# The navigator's header is the renderer's English string "Documentation" (docc has no option for it; its
+# theme-settings.json does not reach it): the site's copy of the renderer says "Courier" instead. Fails if the string
+# moved, so that a new docc is noticed rather than silently showing "Documentation" again.
+renderer=$(grep -l '"documentation":{"title":"Documentation"' "$output"/js/index.*.js || true)
+[ -n "$renderer" ] && [ "$(grep -o '"documentation":{"title":"Documentation"' "$renderer" | wc -l)" = 1 ] ||
+    fail "the renderer's navigator title moved; update docs.sh"
+sed -i 's/"documentation":{"title":"Documentation"/"documentation":{"title":"Courier"/' "$renderer"
+
+echo "docs.sh: built $output for $base (${#expected[@]} pages checked). Serve it locally with:"
+if [ "$base" = / ]; then
+    echo "    python3 -m http.server --bind 127.0.0.1 --directory $output 8000    then open http://127.0.0.1:8000/"
+else
+    # The site's links start with $base, so the server must serve it under that path: a link to it in a folder.
+    echo "    serve=\$(mktemp -d) && mkdir -p \"\$serve$(dirname "$base")\" && ln -s \"$PWD/$output\" \"\$serve${base%/}\" &&" \
+        "python3 -m http.server --bind 127.0.0.1 --directory \"\$serve\" 8000"
+    echo "    then open http://127.0.0.1:8000$base   (or build for a server's root with: bash Scripts/docs.sh /)"
+fi

@@ -1,103 +1,11 @@
-// The code of the DocC articles in Sources/Courier/Courier.docc, compiled and run against the public API only
-// (no @testable), so that renaming an API breaks this build rather than the reader.
-//
-// Each block between `// Snippet: <Article>.md, "<section>"` and `// End snippet` appears verbatim (dedented, without
-// its `import` lines) as a code block of that article, and every Swift code block of an article is one of these
-// snippets: Scripts/docs.sh checks both directions, so edit the two together.
+// The examples of the DocC articles in Sources/Courier/Courier.docc, run against a stub transport through the
+// public API only (no @testable), to check what the articles say they do: who joined, where an answer came from,
+// how many attempts a call took. Scripts/snippets.sh compiles each article's code blocks exactly as written; these
+// tests run the same calls with a server that answers, which the articles' own programs do not have.
 import Courier
+import CourierTesting
 import Foundation
 import Testing
-
-// MARK: - Test doubles, as TestingYourCode.md shows them
-
-// Snippet: TestingYourCode.md, "Write a transport from a closure"
-struct StubTransport: HTTPTransport {
-    let respond: @Sendable (TransportRequest) async throws -> TransportResponse
-
-    init(_ respond: @escaping @Sendable (TransportRequest) async throws -> TransportResponse) {
-        self.respond = respond
-    }
-
-    func send(_ request: TransportRequest) async throws -> TransportResponse {
-        try await respond(request)
-    }
-}
-
-/// Remembers every request a test's transport was sent.
-actor RequestLog {
-    private(set) var requests: [TransportRequest] = []
-
-    func record(_ request: TransportRequest) { requests.append(request) }
-}
-// End snippet
-
-// Snippet: TestingYourCode.md, "Control time with your own clock"
-/// A clock whose time moves only when a test calls `advance(by:)`.
-final class ManualClock: Clock, Sendable {
-    struct Instant: InstantProtocol {
-        var offset: Duration
-        func advanced(by duration: Duration) -> Instant { Instant(offset: offset + duration) }
-        func duration(to other: Instant) -> Duration { other.offset - offset }
-        static func < (lhs: Instant, rhs: Instant) -> Bool { lhs.offset < rhs.offset }
-    }
-
-    private struct State {
-        var now = Instant(offset: .zero)
-        var sleepers: [UUID: (deadline: Instant, continuation: CheckedContinuation<Void, any Error>)] = [:]
-    }
-
-    private let state = LockedValue(State())
-
-    var now: Instant { state.withLock { $0.now } }
-    var minimumResolution: Duration { .zero }
-
-    /// How long each sleeping task still has to wait.
-    var pendingSleeps: [Duration] { state.withLock { s in s.sleepers.values.map { s.now.duration(to: $0.deadline) } } }
-
-    func sleep(until deadline: Instant, tolerance: Duration? = nil) async throws {
-        let id = UUID()
-        try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-                let outcome: Result<Void, any Error>? = state.withLock { state in
-                    if Task.isCancelled { return .failure(CancellationError()) }
-                    if deadline <= state.now { return .success(()) }
-                    state.sleepers[id] = (deadline, continuation)
-                    return nil
-                }
-                if let outcome { continuation.resume(with: outcome) }
-            }
-        } onCancel: {
-            let sleeper = state.withLock { $0.sleepers.removeValue(forKey: id) }
-            sleeper?.continuation.resume(throwing: CancellationError())
-        }
-    }
-
-    /// Moves time forward and wakes every task whose deadline has come.
-    func advance(by duration: Duration) {
-        let due = state.withLock { state in
-            state.now = state.now.advanced(by: duration)
-            let due = state.sleepers.filter { $0.value.deadline <= state.now }
-            for id in due.keys { state.sleepers[id] = nil }
-            return due.values.map(\.continuation)
-        }
-        for continuation in due { continuation.resume() }
-    }
-}
-
-/// A value behind a lock: the one small `@unchecked Sendable` box a test double needs.
-final class LockedValue<Value>: @unchecked Sendable {
-    private let lock = NSLock()
-    private var value: Value
-
-    init(_ value: Value) { self.value = value }
-
-    func withLock<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
-        lock.lock()
-        defer { lock.unlock() }
-        return try body(&value)
-    }
-}
-// End snippet
 
 // MARK: - Types the articles use
 
@@ -118,35 +26,28 @@ private let ada = Data(#"{"id": 42, "name": "Ada"}"#.utf8)
 @Suite struct DocumentationSnippetTests {
     /// Compiled, never run: it would use the network.
     static func overview() async throws {
-        // Snippet: Courier.md, "Overview"
         let client = APIClient(baseURL: URL(string: "https://api.example.com/v1")!)
         let user = try await client.send(APIRequest<User>.get("/users/42")).value
-        // End snippet
         print(user)
     }
 
     /// Compiled, never run: it would use the network.
     static func firstRequest() async throws {
-        // Snippet: GettingStarted.md, "Make your first request"
         struct User: Decodable { let id: Int; let name: String }
 
         let client = APIClient(baseURL: URL(string: "https://api.example.com/v1")!)
         let user = try await client.send(APIRequest<User>.get("/users/42")).value
         print("Hello, \(user.name)")
-        // End snippet
     }
 
     @Test func gettingStarted() async throws {
-        // Snippet: GettingStarted.md, "Try it without a server"
         let transport = StubTransport { request in
             TransportResponse(statusCode: 200, body: Data(#"{"id": 42, "name": "Ada"}"#.utf8))
         }
         let client = APIClient(
             baseURL: URL(string: "https://api.example.com/v1")!, configuration: .init(transport: transport))
-        // End snippet
         #expect(try await client.send(APIRequest<User>.get("/users/42")).value == User(id: 42, name: "Ada"))
 
-        // Snippet: GettingStarted.md, "Send, read and write"
         struct NewUser: Encodable, Sendable { let name: String }
 
         let created = try await client.send(APIRequest<User>.post("/users", body: NewUser(name: "Ada")))
@@ -159,23 +60,19 @@ private let ada = Data(#"{"id": 42, "name": "Ada"}"#.utf8)
         search.timeout = .seconds(5)
         let response = try await client.send(search)
         print(response.value, response.source, response.joined, response.attempts)
-        // End snippet
         #expect(!avatar.isEmpty && response.attempts == 1)
     }
 
     @Test func gettingStartedConfigurationAndErrors() async throws {
-        // Snippet: GettingStarted.md, "Configure the client"
         var configuration = APIClient.Configuration()
         configuration.headers["User-Agent"] = "my-service/1.0"
         configuration.timeout = .seconds(10)
         configuration.decoder.keyDecodingStrategy = .convertFromSnakeCase
-        // End snippet
         configuration.transport = StubTransport { _ in
             TransportResponse(statusCode: 404, body: Data("no such user".utf8))
         }
         let client = APIClient(baseURL: baseURL, configuration: configuration)
 
-        // Snippet: GettingStarted.md, "Handle errors"
         do {
             let user = try await client.send(APIRequest<User>.get("/users/0")).value
             print(user)
@@ -189,17 +86,13 @@ private let ada = Data(#"{"id": 42, "name": "Ada"}"#.utf8)
                 print(error)  // every case reads as a sentence, and never prints a credential
             }
         }
-        // End snippet
         await #expect(throws: APIError.self) { try await client.send(APIRequest<User>.get("/users/0")) }
     }
 
     @Test func requestCoalescing() async throws {
-        let log = RequestLog()
         let transport = StubTransport { request in
-            await log.record(request)
             return TransportResponse(statusCode: 200, body: ada)
         }
-        // Snippet: RequestCoalescing.md, "Share one call"
         var configuration = APIClient.Configuration(transport: transport)
         configuration.coalescingHeaders = ["X-Tenant"]  // requests for different tenants never share
         let client = APIClient(baseURL: URL(string: "https://api.example.com/v1")!, configuration: configuration)
@@ -208,16 +101,13 @@ private let ada = Data(#"{"id": 42, "name": "Ada"}"#.utf8)
         async let second = client.send(APIRequest<User>.get("/users/42"))
         let (a, b) = try await (first, second)
         print(a.joined, b.joined)  // false, true: the second call found the first in flight
-        // End snippet
 
-        // Snippet: RequestCoalescing.md, "Opt out, or in"
         var nextTicket = APIRequest<Data>.post("/tickets/next")
         nextTicket.coalescing = .never  // every call must reach the server
         var search = APIRequest<[User]>.post("/users/search", body: ["name": "Ada"])
         search.coalescing = .always  // a POST that only reads: share it like a GET
-        // End snippet
 
-        let sent = await log.requests.count
+        let sent = transport.callCount
         #expect(a.value == b.value)
         #expect(sent == ((a.joined || b.joined) ? 1 : 2))
         #expect(nextTicket.coalescing == .never && search.coalescing == .always)
@@ -229,7 +119,6 @@ private let ada = Data(#"{"id": 42, "name": "Ada"}"#.utf8)
             for await _ in gate {}  // a slow fetch, until the test opens the gate
             return "user \(id)"
         }
-        // Snippet: RequestCoalescing.md, "Coalesce any async work"
         let profiles = RequestCoalescer<Int, String>()
 
         @Sendable func profileName(for id: Int) async throws -> String {
@@ -238,7 +127,6 @@ private let ada = Data(#"{"id": 42, "name": "Ada"}"#.utf8)
             }
             return result.value
         }
-        // End snippet
 
         async let first = profileName(for: 7)
         async let second = profileName(for: 7)
@@ -249,9 +137,7 @@ private let ada = Data(#"{"id": 42, "name": "Ada"}"#.utf8)
     }
 
     @Test func authentication() async throws {
-        let log = RequestLog()
         let transport = StubTransport { request in
-            await log.record(request)
             if request.url.path.hasSuffix("/oauth/token") {
                 return TransportResponse(statusCode: 200, body: Data(#"{"access": "fresh", "refresh": "r2"}"#.utf8))
             }
@@ -260,7 +146,6 @@ private let ada = Data(#"{"id": 42, "name": "Ada"}"#.utf8)
         }
         let saved = Credential(accessToken: "expired", refreshToken: "r1", identity: "user-42")
 
-        // Snippet: AuthenticationAndTokenRefresh.md, "Plug in a refresher"
         struct Tokens: Decodable { let access: String; let refresh: String }
         struct RefreshGrant: Encodable, Sendable { let refreshToken: String }
         struct SignInRequired: Error {}
@@ -280,7 +165,6 @@ private let ada = Data(#"{"id": 42, "name": "Ada"}"#.utf8)
         var configuration = APIClient.Configuration(transport: transport)
         configuration.authenticator = refresher
         let client = APIClient(baseURL: baseURL, configuration: configuration)
-        // End snippet
 
         // Twenty different requests, all rejected with the expired token: one refresh, twenty resends.
         let users = try await withThrowingTaskGroup(of: User.self) { group in
@@ -293,17 +177,15 @@ private let ada = Data(#"{"id": 42, "name": "Ada"}"#.utf8)
         #expect(await refresher.refreshCount == 1)
         #expect(await refresher.credential?.accessToken == "fresh")
 
-        // Snippet: AuthenticationAndTokenRefresh.md, "Public endpoints, sign-in and sign-out"
         var status = APIRequest<Data>.get("/status")
         status.requiresAuthentication = false  // sent without a credential; never waits for a refresh
 
         let afterLogin = Credential(accessToken: "a7", refreshToken: "r7", identity: "user-7")
         await refresher.setCredential(afterLogin)  // sign-in: a new identity, a new partition
         await refresher.clear()  // sign-out: callers waiting for a refresh fail with .signedOut
-        // End snippet
 
         _ = try? await client.send(status)
-        #expect(await log.requests.last?.headers["Authorization"] == nil)
+        #expect(transport.requests.last?.headers["Authorization"] == nil)
     }
 
     @Test func responseCaching() async throws {
@@ -313,9 +195,10 @@ private let ada = Data(#"{"id": 42, "name": "Ada"}"#.utf8)
                 statusCode: 200, headers: ["Cache-Control": "max-age=60", "ETag": #""v1""#],
                 body: Data(#"{"items": ["a", "b"]}"#.utf8))
         }
-        // Snippet: ResponseCaching.md, "See where an answer came from"
+        // A fixed date: freshness is computed from it, so a slow run can never see the copy go stale.
+        let now = Date(timeIntervalSince1970: 1_704_067_200)
         let cache = ResponseCache(maxEntries: 500, maxBytes: 8 << 20)
-        let configuration = APIClient.Configuration(transport: transport, cache: cache)
+        let configuration = APIClient.Configuration(transport: transport, cache: cache, currentDate: { now })
         let client = APIClient(baseURL: URL(string: "https://api.example.com/v1")!, configuration: configuration)
 
         let first = try await client.send(APIRequest<Feed>.get("/feed"))  // .network: stored, fresh for 60 s
@@ -325,18 +208,15 @@ private let ada = Data(#"{"id": 42, "name": "Ada"}"#.utf8)
         check.cachePolicy = .reloadRevalidatingCache  // ask the server, even though the copy is fresh
         let third = try await client.send(check)  // .revalidated: a 304, and the stored body
         print(first.source, second.source, third.source, await cache.statistics)
-        // End snippet
 
         #expect([first.source, second.source, third.source] == [.network, .cache, .revalidated])
         #expect(second.attempts == 0 && third.value.items == ["a", "b"])
 
-        // Snippet: ResponseCaching.md, "Choose per request"
         var offline = APIRequest<Feed>.get("/feed")
         offline.cachePolicy = .onlyIfCached  // never the network; APIError.notCached when nothing is stored
 
         var uncached = APIClient.Configuration(transport: transport)
         uncached.cache = nil  // no cache at all for clients made from this configuration
-        // End snippet
 
         #expect(try await client.send(offline).source == .cache)
         let withoutCache = APIClient(baseURL: baseURL, configuration: uncached)
@@ -386,14 +266,10 @@ private let ada = Data(#"{"id": 42, "name": "Ada"}"#.utf8)
     }
 
     @Test func retries() async throws {
-        let log = RequestLog()
-        let transport = StubTransport { request in
-            await log.record(request)
-            let attempt = await log.requests.count
-            return attempt < 3
+        let transport = StubTransport { _, index in
+            index < 2
                 ? TransportResponse(statusCode: 503) : TransportResponse(statusCode: 201, body: Data("{}".utf8))
         }
-        // Snippet: Retries.md, "Tune the policy"
         struct Order: Encodable, Sendable { let sku: String }
 
         var configuration = APIClient.Configuration(transport: transport)
@@ -405,10 +281,8 @@ private let ada = Data(#"{"id": 42, "name": "Ada"}"#.utf8)
         charge.headers["Idempotency-Key"] = UUID().uuidString  // a POST is retried only with one
         let receipt = try await client.send(charge)
         print(receipt.attempts)  // 3 when the server answered 503, 503, then 201
-        // End snippet
         #expect(receipt.attempts == 3 && receipt.statusCode == 201)
 
-        // Snippet: Retries.md, "Decide for yourself"
         let conflicts = RetryPolicy.custom(maxAttempts: 4) { context in
             switch context.outcome {
             case .response(let response) where response.statusCode == 409:
@@ -419,7 +293,6 @@ private let ada = Data(#"{"id": 42, "name": "Ada"}"#.utf8)
                 .doNotRetry
             }
         }
-        // End snippet
         let context = RetryContext(
             request: TransportRequest(url: baseURL), attempt: 1, outcome: .response(TransportResponse(statusCode: 409)),
             now: Date())
@@ -431,7 +304,6 @@ private let ada = Data(#"{"id": 42, "name": "Ada"}"#.utf8)
         let transport = StubTransport { _ in TransportResponse(statusCode: 200, body: Data("{}".utf8)) }
         let client = APIClient(
             baseURL: URL(string: "https://api.example.com")!, configuration: .init(transport: transport))
-        // Snippet: EventsAndMetrics.md, "Watch what a call did"
         let events = client.events
         let response = try await client.send(APIRequest<Data>.get("/users/42"))
 
@@ -442,58 +314,120 @@ private let ada = Data(#"{"id": 42, "name": "Ada"}"#.utf8)
         }
         print(steps.joined(separator: "\n"))  // started …, cache miss, attempt 1 sent, ← 200 …, stored …, finished …
         print(response.source)  // network
-        // End snippet
         #expect(steps.first?.hasPrefix("started GET") == true)
         #expect(steps.contains("cache miss"))
         #expect(response.source == .network)
 
-        // Snippet: EventsAndMetrics.md, "Count what the client did"
         let metrics = client.metrics
         print("\(metrics.requests) requests, \(metrics.upstreamCalls) sent, \(metrics.cacheHits) from the cache")
-        // End snippet
         #expect(metrics.requests == 1 && metrics.upstreamCalls == 1)
 
-        // Snippet: EventsAndMetrics.md, "Print every event while debugging"
         let printer = client.printEvents()
         try await client.send(APIRequest<Data>.get("/users/42"))  // printed, one line per step
         printer.cancel()
-        // End snippet
+    }
+}
+
+// MARK: - StreamingAndFiles.md, run against a TestServer on loopback
+
+extension DocumentationSnippetTests {
+    private struct Completion: Encodable, Sendable {
+        let model: String
+        let prompt: String
+        let stream: Bool
     }
 
-    @Test func testingYourCode() async throws {
-        // Snippet: TestingYourCode.md, "Use it in a test"
-        let log = RequestLog()
-        let transport = StubTransport { request in
-            await log.record(request)
-            return TransportResponse(statusCode: 200, body: Data(#"{"id": 42, "name": "Ada"}"#.utf8))
+    /// Serves what the streaming article's snippets ask for.
+    private static func streamingServer() throws -> TestServer {
+        let server = try TestServer()
+        server.route("/exports/today.csv") { _ in .text("a,b\n1,2\n3,4\n", headers: [("Content-Type", "text/csv")]) }
+        server.route("PUT", "/backups/today") { request in .text("stored \(request.body.count) bytes") }
+        server.route("POST", "/photos") { request in .json(#"{"received":\#(request.body.count)}"#) }
+        server.route("/notifications") { _ in
+            .text("event: ping\ndata: {\"n\": 1}\nid: 1\n\n", headers: [("Content-Type", "text/event-stream")])
         }
-        let client = APIClient(baseURL: URL(string: "https://api.test")!, configuration: .init(transport: transport))
-
-        let user = try await client.send(APIRequest<User>.get("/users/42")).value
-
-        #expect(user.name == "Ada")
-        #expect(await log.requests.map(\.url.path) == ["/users/42"])
-        // End snippet
+        server.route("POST", "/v1/completions") { _ in
+            .text(
+                "data: {\"token\": \"Hel\"}\n\ndata: {\"token\": \"lo\"}\n\ndata: [DONE]\n\n",
+                headers: [("Content-Type", "text/event-stream")])
+        }
+        return server
     }
 
-    @Test func testingWithAManualClock() async throws {
-        // Snippet: TestingYourCode.md, "Test retries without waiting"
-        let clock = ManualClock()
-        let log = RequestLog()
-        let transport = StubTransport { request in
-            await log.record(request)
-            let isFirst = await log.requests.count == 1
-            return TransportResponse(statusCode: isFirst ? 503 : 204, headers: isFirst ? ["Retry-After": "2"] : [:])
+    @Test func streamingAndFiles() async throws {
+        let server = try Self.streamingServer()
+        defer { server.shutdown() }
+        let client = APIClient(baseURL: server.baseURL)
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("courier-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+
+        // Snippet: StreamingAndFiles.md, "Stream a response"
+        let response = try await client.stream(APIRequest<Data>.get("/exports/today.csv"))
+        print(response.statusCode, response.headers["Content-Type"] ?? "")
+        var lines = 0
+        for try await chunk in response.body {
+            lines += chunk.filter { $0 == UInt8(ascii: "\n") }.count
         }
-        let configuration = APIClient.Configuration(transport: transport, clock: clock)
-        let client = APIClient(baseURL: URL(string: "https://api.test")!, configuration: configuration)
-
-        let call = Task { try await client.send(APIRequest<Void>.get("/health")) }
-        while !clock.pendingSleeps.contains(.seconds(2)) { await Task.yield() }  // waiting for Retry-After
-        clock.advance(by: .seconds(2))
-        let response = try await call.value
-
-        #expect(response.statusCode == 204 && response.attempts == 2)
         // End snippet
+        #expect(lines == 3)
+
+        // Snippet: StreamingAndFiles.md, "Download to a file"
+        let destination = directory.appendingPathComponent("today.csv")
+        let download = client.download(APIRequest<Void>.get("/exports/today.csv"), to: destination)
+        let watcher = Task {
+            for await progress in download.progress {
+                print("\(progress.completedBytes) of \(progress.totalBytes ?? -1) bytes")
+            }
+        }
+        let saved = try await download.value  // saved.value == destination, complete
+        await watcher.value
+        // End snippet
+        #expect(try Data(contentsOf: saved.value) == Data("a,b\n1,2\n3,4\n".utf8))
+
+        let archive = destination
+        // Snippet: StreamingAndFiles.md, "Upload a file or a stream"
+        let receipt = try await client.upload(APIRequest<Data>.put("/backups/today"), fromFile: archive).value
+
+        let generated = StreamedBody(length: nil) {
+            // Called once per attempt, so a retry sends the body again from its start.
+            ByteStream(Data("line 1\nline 2\n".utf8))
+        }
+        let streamed = client.upload(APIRequest<Data>.put("/backups/today"), body: generated, contentType: "text/plain")
+        print(String(decoding: try await streamed.value.value, as: UTF8.self))
+        // End snippet
+        #expect(String(decoding: receipt.value, as: UTF8.self) == "stored 12 bytes")
+
+        // Snippet: StreamingAndFiles.md, "Send a multipart form"
+        struct PhotoReceipt: Decodable, Sendable { let received: Int }
+
+        var form = MultipartForm()
+        form.addField("title", value: "Übersicht")
+        form.addFile("photo", at: archive, filename: "Käse.csv", contentType: "text/csv")
+        let photo = try await client.upload(APIRequest<PhotoReceipt>.post("/photos"), form: form).value
+        // End snippet
+        #expect(photo.value.received > 0)
+
+        // Snippet: StreamingAndFiles.md, "Receive server-sent events"
+        for try await event in client.serverSentEvents(APIRequest<Data>.get("/notifications")) {
+            print(event.type, event.data, event.lastEventID ?? "")
+            break  // a real consumer reads until it is cancelled; the stream reconnects by itself
+        }
+        // End snippet
+
+        // Snippet: StreamingAndFiles.md, "Stream tokens from a language model"
+        struct Delta: Decodable { let token: String }
+
+        let prompt = APIRequest<Data>.post(
+            "/v1/completions", body: Completion(model: "small", prompt: "Say hello", stream: true))
+        var text = ""
+        // No reconnection: sending the prompt again would start a new answer, not resume this one.
+        for try await event in client.serverSentEvents(prompt, maxReconnects: 0) {
+            if event.data == "[DONE]" { break }
+            text += try event.decode(Delta.self).token
+            print(text)  // show the answer as it grows
+        }
+        // End snippet
+        #expect(text == "Hello")
     }
 }

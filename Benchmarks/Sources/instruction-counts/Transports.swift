@@ -4,11 +4,20 @@ import Synchronization
 
 /// Answers every request at once with the same stored response: no I/O, no task, no copy of the body, so what a
 /// loop of calls costs beyond calling this transport directly is Courier's own work.
+///
+/// It keeps its deadlines the way a real transport that enforces them does (``URLSessionTransport``): it registers
+/// the deadline's expiry for the length of the exchange and cancels it at the end, so that work is counted too.
 struct InMemoryTransport: HTTPTransport {
     let response: TransportResponse
 
     func send(_ request: TransportRequest) async throws -> TransportResponse {
         response
+    }
+
+    func send(_ request: TransportRequest, deadline: TransportDeadline) async throws -> TransportResponse {
+        let registration = deadline.onExpiry {}
+        defer { registration.cancel() }
+        return response
     }
 }
 

@@ -93,6 +93,9 @@ extension APIClient {
         /// The current date, for reading HTTP dates such as `Retry-After` and for the cache's age and freshness
         /// arithmetic (`Date`, `Expires`, `Last-Modified`, `Age`). `Date()` by default.
         public var currentDate: @Sendable () -> Date
+        /// Called synchronously with every step of every call, in the task where it happens, and before each attempt
+        /// to add header fields (trace context); see ``CallObserver``. Empty by default.
+        public var observers: [any CallObserver] = []
         /// Creates a configuration.
         ///
         /// - Parameters:

@@ -51,7 +51,8 @@ public final class APIClient: Sendable {
         self.deadlines = DeadlineScheduler(clock: configuration.clock)
         self.scope = CredentialScope(baseURL: baseURL, configuration: configuration)
         self.instrumentation = Instrumentation(
-            log: EventLog(clock: configuration.clock), redaction: Redaction(scope.credentials))
+            log: EventLog(clock: configuration.clock), redaction: Redaction(scope.credentials),
+            observers: configuration.observers)
     }
 
     // MARK: Sending Requests
@@ -196,7 +197,7 @@ public final class APIClient: Sendable {
 
     /// Serves a stale response now and revalidates it in a task of its own, at most once per stored response at a
     /// time, even with coalescing off: keyed like the cache entry.
-    private func revalidateInBackground(_ call: Call, _ revalidation: Outgoing) {
+    func revalidateInBackground(_ call: Call, _ revalidation: Outgoing) {
         let varyNames: [String]
         if case .store(_, _, let entry?) = revalidation.record { varyNames = entry.varyNames } else { varyNames = [] }
         let key = RequestKey(
@@ -274,13 +275,12 @@ public final class APIClient: Sendable {
     }
 
     private func attempts(_ call: Call, first: TransportRequest) async throws -> Exchange {
-        let retries = call.adapted.retryBase(for: first)
         var authorization = call.authorization
         var attempt = 0
         var resends = 0
         while true {
             attempt += 1
-            var sent = attempt == 1 ? first : try await adapt(retries)
+            var sent = attempt == 1 ? first : try await adapt(call.adapted.retryBase(for: first))
             try await authorization?.authorize(&sent, using: configuration.authorize)
             let outcome: RetryContext.Outcome
             do {
@@ -321,13 +321,13 @@ public final class APIClient: Sendable {
 
     /// Runs the adapters in order; their failures become ``APIError/adapterFailed(_:)``. What they return is
     /// validated again, method and headers, since an adapter may change either.
-    private func adapt(_ request: TransportRequest) async throws -> TransportRequest {
+    func adapt(_ request: TransportRequest) async throws -> TransportRequest {
         try await adapt(request) { _, _, _ in }
     }
 
     /// Runs the adapters once before the cache lookup, noting whether one that declared nothing changed a
     /// header the cache and the key cannot see (the call is then private).
-    private func adaptBeforeLookup(_ request: TransportRequest) async throws -> Adapted {
+    func adaptBeforeLookup(_ request: TransportRequest) async throws -> Adapted {
         guard !configuration.adapters.isEmpty else { return Adapted(unadapted: request, request: request) }
         var isPrivate = false
         let adapted = try await adapt(request) { adapter, before, after in
@@ -366,11 +366,11 @@ public final class APIClient: Sendable {
         -> TransportResponse
     {
         let transport = configuration.transport
+        let request = try instrumentation.outgoing(request, attempt: attempt, id: id)
         let start = instrumentation.attemptSent(request, attempt: attempt, id: id)
         do {
-            let response = try await Deadline.run(timeout: timeout, scheduler: deadlines) {
-                try await transport.send(request)
-            }
+            let response = try await transport.send(
+                request, deadline: TransportDeadline(timeout: timeout, scheduler: deadlines))
             instrumentation.received(response, attempt: attempt, since: start, id: id)
             return response
         } catch let error as APIError {

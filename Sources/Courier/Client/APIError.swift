@@ -43,6 +43,9 @@ public enum APIError: Error, Sendable {
     /// refused as one too many, or the credential changed under the request. Carries the reason and,
     /// for a failed refresh, its cause.
     case authenticationFailed(AuthenticationFailure)
+    /// A file the call reads or writes could not be used: the file to upload does not exist or cannot be read, or a
+    /// download's destination cannot be written. Carries the path, which of the two, and the file system's error.
+    case fileAccess(FileAccessFailure)
 
     /// The status code of the response, when the error carries one.
     public var statusCode: Int? {
@@ -66,6 +69,7 @@ public enum APIError: Error, Sendable {
             error
         case .invalidResponse(_, let error): error
         case .authenticationFailed(let failure): failure.underlyingError
+        case .fileAccess(let failure): failure.underlyingError
         case .invalidRequest, .timedOut, .unacceptableStatus, .notCached, .unauthorized, .responseTooLarge: nil
         }
     }
@@ -85,6 +89,9 @@ public enum InvalidRequestReason: Sendable, Hashable, CustomStringConvertible {
     /// The method is not a token (RFC 9110 §9.1): empty, or with a space, a line break or a delimiter. Carries the
     /// method as given; its description shows only an escaped prefix.
     case invalidMethod(String)
+    /// The body can be sent only once (a ``StreamedBody`` over a single sequence) and was already sent, so a
+    /// retry or a resend after a 401 cannot send it again.
+    case bodyNotReplayable
 
     /// The reason as a sentence, with secret query parameter values shown as `<redacted>`.
     public var description: String {
@@ -98,6 +105,7 @@ public enum InvalidRequestReason: Sendable, Hashable, CustomStringConvertible {
         case .invalidHeaderName(let name): "\"\(name)\" is not a valid header name"
         case .invalidHeaderValue(let name): "the value of header \"\(name)\" contains a control character"
         case .invalidMethod(let method): "the method \(Self.excerpt(method)) is not a token (RFC 9110 §9.1)"
+        case .bodyNotReplayable: "the streamed body was already sent once and cannot be produced again"
         }
     }
 
@@ -179,6 +187,8 @@ extension APIError: CustomStringConvertible, LocalizedError {
                 + "after one token refresh and resend if the client has an authenticator."
         case .authenticationFailed(let failure):
             "Authentication failed: \(failure)."
+        case .fileAccess(let failure):
+            "\(failure)."
         }
     }
 

@@ -81,7 +81,7 @@ extension APIClient {
     }
 
     /// The call's URL as it will be sent, redacted; the path as given when no URL can be built from it.
-    private func redactedURL<T>(of request: APIRequest<T>) -> String {
+    func redactedURL<T>(of request: APIRequest<T>) -> String {
         let redaction = instrumentation.redaction
         guard let url = try? URLBuilder.url(base: baseText, path: request.path, query: request.query) else {
             return redaction.redact(request.path)

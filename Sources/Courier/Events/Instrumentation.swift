@@ -18,11 +18,14 @@ final class Instrumentation: Sendable {
 
     let log: EventLog
     let redaction: Redaction
+    /// Called with every event, in the task where it happens; see ``CallObserver``.
+    let observers: [any CallObserver]
     private let counters = Locked(APIClient.Metrics())
 
-    init(log: EventLog, redaction: Redaction) {
+    init(log: EventLog, redaction: Redaction, observers: [any CallObserver] = []) {
         self.log = log
         self.redaction = redaction
+        self.observers = observers
     }
 
     /// A snapshot of the counters, with the log's dropped events.
@@ -57,6 +60,7 @@ final class Instrumentation: Sendable {
 
     @inline(__always)
     func emit(_ id: CallID, _ kind: @autoclosure () -> ClientEvent.Kind) {
+        guard observers.isEmpty else { return record(id, kind()) }
         log.emit(id, kind())
     }
 

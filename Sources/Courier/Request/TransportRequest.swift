@@ -14,6 +14,11 @@ public struct TransportRequest: Sendable, Hashable {
     public var headers: HeaderFields
     /// The body to send, or `nil` for none.
     public var body: Data?
+    /// A body produced while it is sent (a file, a stream of chunks), sent instead of ``body`` when set.
+    ///
+    /// A transport that sends only buffered bodies reads it whole first; ``HTTPTransport/stream(_:)``'s default
+    /// does that.
+    public var streamedBody: StreamedBody?
     /// Which parts of this request are credentials: what its ``description`` and events redact, what
     /// partitions its cache entries and coalescing key, and what a transport strips when a redirect leads to
     /// another origin. ``APIClient`` sets its configured policy here; ``CredentialPolicy/standard`` by default.
@@ -56,7 +61,8 @@ extension TransportRequest: CustomStringConvertible, CustomReflectable {
                 "method": method.rawValue,
                 "url": redaction.redact(url),
                 "headers": redaction.redact(headers),
-                "body": body.map { "\($0.count) bytes" } ?? "none",
+                "body": streamedBody.map { body in body.length.map { "streamed, \($0) bytes" } ?? "streamed" }
+                    ?? body.map { "\($0.count) bytes" } ?? "none",
             ],
             displayStyle: .struct)
     }

@@ -36,12 +36,17 @@ final class ConnectionGate: Sendable {
 
     /// Waits, in arrival order, for a slot for `host`. Pair every successful call with ``leave(_:)``.
     ///
-    /// - Throws: `CancellationError` if the calling task is cancelled before it gets a slot; it then holds none.
-    func enter(_ host: String) async throws {
+    /// - Parameters:
+    ///   - host: The key of the host (see ``key(for:)``).
+    ///   - stop: Ends the wait when the attempt's deadline passes.
+    /// - Throws: `CancellationError` if the calling task is cancelled before it gets a slot, or the stop's error;
+    ///   it then holds none.
+    func enter(_ host: String, stop: AttemptStop? = nil) async throws {
         let id = state.withLock { state in
             state.nextID &+= 1
             return state.nextID
         }
+        defer { stop?.unwatch() }
         try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
                 let admitted: Bool? = state.withLock { state in
@@ -53,13 +58,22 @@ final class ConnectionGate: Sendable {
                 switch admitted {
                 case true?: continuation.resume()
                 case nil: continuation.resume(throwing: CancellationError())
-                case false?: break
+                case false?: wait(id, for: host, until: stop)
                 }
             }
         } onCancel: {
             let waiter = state.withLock { $0.hosts[host]?.remove(id) }
             waiter?.resume(throwing: CancellationError())
         }
+    }
+
+    /// Lets the attempt's deadline take a queued waiter out of the queue, as its cancellation would.
+    private func wait(_ id: UInt64, for host: String, until stop: AttemptStop?) {
+        let leave: @Sendable (any Error) -> Void = { [state] error in
+            let waiter = state.withLock { $0.hosts[host]?.remove(id) }
+            waiter?.resume(throwing: error)
+        }
+        if let reason = stop?.watch(leave) { leave(reason) }
     }
 
     /// Gives the slot back: to the longest-waiting request for `host`, if there is one.

@@ -33,12 +33,15 @@ final class URLSessionExchange: NSObject, URLSessionDataDelegate, Sendable {
     private enum Stop {
         case tooLarge
         case challenged(HTTPURLResponse?)
+        case undecodable(String)
     }
 
     private struct State {
         var continuation: CheckedContinuation<Outcome, Never>?
         var task: URLSessionTask?
-        var isCancelledByCaller = false
+        /// Why the caller left before the task ended (cancelled, or its deadline passed): what it was told.
+        var leftWith: (any Error)?
+        var isCancelledByCaller: Bool { leftWith is CancellationError }
         var head: HTTPURLResponse?
         var body = Data()
         var stop: Stop?
@@ -84,21 +87,21 @@ final class URLSessionExchange: NSObject, URLSessionDataDelegate, Sendable {
     /// Takes the caller's continuation; resumes it at once with `CancellationError` if the caller already left.
     func report(to continuation: CheckedContinuation<Outcome, Never>) {
         let cancelled = state.withLock { state in
-            if !state.isCancelledByCaller { state.continuation = continuation }
-            return state.isCancelledByCaller
+            if state.leftWith == nil { state.continuation = continuation }
+            return state.leftWith
         }
-        if cancelled { continuation.resume(returning: .failure(CancellationError())) }
+        if let cancelled { continuation.resume(returning: .failure(cancelled)) }
     }
 
     /// Makes the task and starts it, on ``URLSessionTransport/sessionQueue``, unless the caller left first: then
     /// there is no task at all, or one cancelled without ever being resumed, so nothing reaches the network.
     func start(_ makeTask: () -> URLSessionDataTask) {
-        guard !state.withLock({ $0.isCancelledByCaller }) else { return finished() }
+        guard state.withLock({ $0.leftWith == nil }) else { return finished() }
         let task = makeTask()
         task.delegate = self
         let proceed = state.withLock { state in
             state.task = task
-            return !state.isCancelledByCaller
+            return state.leftWith == nil
         }
         if proceed { task.resume() } else { task.cancel() }
     }
@@ -107,12 +110,18 @@ final class URLSessionExchange: NSObject, URLSessionDataDelegate, Sendable {
     /// cancellation handler, so it never waits: `cancel()` waits for the session's work queue, which may at that
     /// moment be resuming this very task (see ``URLSessionTransport/load(_:origin:finished:)``).
     func cancelByCaller() {
+        leave(with: CancellationError())
+    }
+
+    /// The caller leaves with `error` (its cancellation, or ``TransportDeadline/timeoutError``): it is told now, and
+    /// the task is cancelled. Never waits, for the same reason as ``cancelByCaller()``.
+    func leave(with error: any Error) {
         let (task, continuation) = state.withLock { state in
-            state.isCancelledByCaller = true
+            if state.leftWith == nil { state.leftWith = error }
             defer { state.continuation = nil }
             return (state.task, state.continuation)
         }
-        continuation?.resume(returning: .failure(CancellationError()))
+        continuation?.resume(returning: .failure(error))
         if let task { sessionQueue.async { task.cancel() } }
     }
 
@@ -131,6 +140,16 @@ final class URLSessionExchange: NSObject, URLSessionDataDelegate, Sendable {
         completionHandler: @escaping @Sendable (URLSession.ResponseDisposition) -> Void
     ) {
         let head = response as? HTTPURLResponse
+        if let coding = head.flatMap(URLSessionTransport.undecodableCoding) {
+            // libcurl would fail the body with a message that does not name the coding: stop with one that does.
+            let continuation = state.withLock { state in
+                if state.stop == nil { state.stop = .undecodable(coding) }
+                defer { state.continuation = nil }
+                return state.continuation
+            }
+            continuation?.resume(returning: .failure(URLSessionTransport.undecodableCodingError(coding)))
+            return completionHandler(.cancel)
+        }
         let announced = head.map(announcedLength) ?? -1
         let stopped = state.withLock { state in
             state.head = head
@@ -228,6 +247,8 @@ final class URLSessionExchange: NSObject, URLSessionDataDelegate, Sendable {
         switch state.stop {
         case .tooLarge?:
             return .failure(APIError.responseTooLarge(limit: maxResponseBytes))
+        case .undecodable(let coding)?:
+            return .failure(URLSessionTransport.undecodableCodingError(coding))
         case .challenged(let failure)?:
             guard let head = state.head ?? failure else { break }
             return .response(head, state.body)

@@ -133,9 +133,28 @@ public final class URLSessionTransport: HTTPTransport {
     ///   ``APIError/responseTooLarge(limit:)`` past ``maxResponseBytes``, `CancellationError` when the calling
     ///   task was cancelled.
     public func send(_ request: TransportRequest) async throws -> TransportResponse {
+        try await send(request, stop: nil)
+    }
+
+    /// Sends `request` and stops it when `deadline` passes, without a task of its own: the wait for a connection
+    /// slot and the URLSession task are stopped from the deadline's handler.
+    ///
+    /// - Parameters:
+    ///   - request: The request to send.
+    ///   - deadline: When the attempt must end.
+    /// - Returns: The response, whatever its status code.
+    /// - Throws: ``TransportDeadline/timeoutError`` past the deadline, and what ``send(_:)`` throws.
+    public func send(_ request: TransportRequest, deadline: TransportDeadline) async throws -> TransportResponse {
+        let stop = AttemptStop()
+        let registration = deadline.onExpiry { stop.fire(deadline.timeoutError) }
+        defer { registration.cancel() }
+        return try await send(request, stop: stop)
+    }
+
+    private func send(_ request: TransportRequest, stop: AttemptStop?) async throws -> TransportResponse {
         var next = Self.urlRequest(for: request)
         for _ in 0...Self.maxRedirects {
-            switch try await exchange(next, origin: request.url, credentials: request.credentials) {
+            switch try await exchange(next, origin: request.url, credentials: request.credentials, stop: stop) {
             case .response(let head, let body):
                 return TransportResponse(statusCode: head.statusCode, headers: Self.headers(of: head), body: body)
             case .redirect(let redirected):
@@ -151,12 +170,12 @@ public final class URLSessionTransport: HTTPTransport {
 
     /// One URLSession task, sent once a ``ConnectionGate`` slot for its host is free and held until URLSession
     /// reports the task complete.
-    func exchange(_ request: URLRequest, origin: URL, credentials: CredentialPolicy = .standard) async throws
-        -> URLSessionExchange.Outcome
-    {
+    func exchange(
+        _ request: URLRequest, origin: URL, credentials: CredentialPolicy = .standard, stop: AttemptStop? = nil
+    ) async throws -> URLSessionExchange.Outcome {
         let host = ConnectionGate.key(for: request.url)
-        try await gate.enter(host)
-        return await load(request, origin: origin, credentials: credentials) { [gate] in gate.leave(host) }
+        try await gate.enter(host, stop: stop)
+        return await load(request, origin: origin, credentials: credentials, stop: stop) { [gate] in gate.leave(host) }
     }
 
     /// Runs one task and returns how it ended, as soon as that is known (see ``URLSessionExchange``); `finished`
@@ -169,12 +188,14 @@ public final class URLSessionTransport: HTTPTransport {
     /// raced a response that was just arriving. The handler here only flags the task and cancels it from another
     /// queue, so it never waits while the lock is held.
     func load(
-        _ request: URLRequest, origin: URL, credentials: CredentialPolicy = .standard,
+        _ request: URLRequest, origin: URL, credentials: CredentialPolicy = .standard, stop: AttemptStop? = nil,
         finished: @escaping @Sendable () -> Void
     ) async -> URLSessionExchange.Outcome {
         let exchange = URLSessionExchange(
             request: request, origin: origin, credentialHeaderNames: credentials.headerNames,
             maxResponseBytes: maxResponseBytes, sessionQueue: sessionQueue, finished: finished)
+        if let reason = stop?.watch({ exchange.leave(with: $0) }) { exchange.leave(with: reason) }
+        defer { stop?.unwatch() }
         return await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
                 exchange.report(to: continuation)

@@ -101,6 +101,7 @@ enum ReliabilityKit {
             case .invalidHeaderName: return "invalidRequest(invalidHeaderName)"
             case .invalidHeaderValue: return "invalidRequest(invalidHeaderValue)"
             case .invalidMethod: return "invalidRequest(invalidMethod)"
+            case .bodyNotReplayable: return "invalidRequest(bodyNotReplayable)"
             }
         case .encodingFailed: return "encodingFailed"
         case .adapterFailed: return "adapterFailed"
@@ -113,6 +114,7 @@ enum ReliabilityKit {
         case .notCached: return "notCached"
         case .unauthorized: return "unauthorized"
         case .authenticationFailed: return "authenticationFailed"
+        case .fileAccess(let failure): return "fileAccess(\(failure.operation.rawValue))"
         }
     }
 

@@ -47,6 +47,7 @@ final class TestServer: Sendable {
             case raw(Data, close: Bool)
             case repeated(head: Data, chunk: Data, count: Int, holdOpen: Bool)
             case reset(Data)
+            case streamed(head: Data, next: @Sendable () async -> Data?, ending: StreamEnding)
             case stall
             case close
         }
@@ -87,6 +88,27 @@ final class TestServer: Sendable {
         /// Write these exact bytes, then reset the connection (TCP RST instead of an orderly close).
         static func reset(after bytes: Data) -> Reply {
             Reply(kind: .reset(bytes))
+        }
+
+        /// How a streamed body ends.
+        enum StreamEnding: Sendable {
+            /// The last chunk (`0\r\n\r\n`), then the connection closes.
+            case finish
+            /// A TCP reset instead of the last chunk: the body breaks off mid-way.
+            case reset
+        }
+
+        /// A chunked response whose body is produced while it is sent: `next` is called (in a task, while the
+        /// connection thread waits) for each chunk until it returns nil, so a test controls how fast the body
+        /// arrives and when it stops. Stops as soon as the client goes away.
+        static func streamed(
+            status: Int = 200, headers: [(String, String)] = [], ending: StreamEnding = .finish,
+            next: @escaping @Sendable () async -> Data?
+        ) -> Reply {
+            var head = "HTTP/1.1 \(status) \(HTTPWire.reason(status))\r\nTransfer-Encoding: chunked\r\n"
+            head += "Connection: close\r\n"
+            for (name, value) in headers { head += "\(name): \(value)\r\n" }
+            return Reply(kind: .streamed(head: Data((head + "\r\n").utf8), next: next, ending: ending))
         }
 
         /// Never answer; hold the connection open until the client disconnects or the server shuts down.
@@ -326,6 +348,20 @@ extension TestServer {
                     _ = write(fd, bytes)
                     TestServerSocket.resetOnClose(fd)
                     return
+                case .streamed(let head, let next, let ending):
+                    guard write(fd, head) else { return }
+                    while let chunk = produce(next, fd: fd) {
+                        var framed = Data((String(chunk.count, radix: 16) + "\r\n").utf8)
+                        framed.append(chunk)
+                        framed.append(contentsOf: "\r\n".utf8)
+                        guard chunk.isEmpty || write(fd, framed) else { return }
+                    }
+                    if ending == .reset {
+                        TestServerSocket.resetOnClose(fd)
+                    } else {
+                        _ = write(fd, Data("0\r\n\r\n".utf8))
+                    }
+                    return
                 case .response:
                     let bytes = HTTPWire.encode(reply, method: request.method, closing: !keepAlive)
                     guard write(fd, bytes) else { return }
@@ -358,6 +394,25 @@ extension TestServer {
             }
             ready.forEach { $0.continuation.resume() }
             return handler
+        }
+
+        /// The next chunk of a streamed reply, produced in a task while this thread waits; nil at the end, or when the
+        /// client went away or the server stopped.
+        private func produce(_ next: @escaping @Sendable () async -> Data?, fd: Int32) -> Data? {
+            let result = Locked<Data?>(nil)
+            let done = DispatchSemaphore(value: 0)
+            let task = Task {
+                let chunk = await next()
+                result.withLock { $0 = chunk }
+                done.signal()
+            }
+            while done.wait(timeout: .now() + .milliseconds(20)) == .timedOut {
+                if isStopped || TestServerSocket.peerClosed(fd) {
+                    task.cancel()
+                    return nil
+                }
+            }
+            return result.withLock { $0 }
         }
 
         /// Runs `handler` in a task and blocks this (non-pool) thread until it finishes. Returns nil, cancelling the

@@ -1,17 +1,39 @@
-@testable import Courier
-
-/// A clock that moves only when a test says so.
+/// A clock whose time moves only when a test calls ``advance(by:)``.
 ///
-/// Sleepers wait until ``advance(by:)`` moves `now` past their deadline, so tests check timeouts,
-/// backoff and freshness without sleeping for real. Tests wait for the code under test to start a
-/// sleep with ``waitForSleeper(_:)`` before they advance.
-final class TestClock: Clock, Sendable {
-    struct Instant: InstantProtocol {
-        var offset: Duration
+/// Give it to ``Courier/APIClient/Configuration/clock`` (and to a ``Courier/TokenRefresher``) and a test checks
+/// deadlines, retry delays and `Retry-After` without sleeping: it waits until the client sleeps, with
+/// ``waitForSleeper(of:)``, then moves time on.
+///
+/// ```swift
+/// let call = Task { try await client.send(APIRequest<Void>.get("/health")) }
+/// await clock.waitForSleeper(of: .seconds(2))  // the client waits for Retry-After
+/// clock.advance(by: .seconds(2))
+/// let response = try await call.value
+/// ```
+///
+/// - Important: A sleep cancelled at any moment (before it started waiting, or while it waits) ends exactly once,
+///   with `CancellationError`: the client cancels a deadline's sleep after every attempt.
+public final class ManualClock: Clock, Sendable {
+    /// A point in this clock's time: how far it is from the clock's start.
+    public struct Instant: InstantProtocol {
+        /// The time since the clock started.
+        public var offset: Duration
 
-        func advanced(by duration: Duration) -> Instant { Instant(offset: offset + duration) }
-        func duration(to other: Instant) -> Duration { other.offset - offset }
-        static func < (lhs: Instant, rhs: Instant) -> Bool { lhs.offset < rhs.offset }
+        /// Creates an instant at `offset` from the clock's start.
+        ///
+        /// - Parameter offset: The time since the clock started.
+        public init(offset: Duration) { self.offset = offset }
+
+        /// The instant `duration` after this one.
+        ///
+        /// - Parameter duration: How far to move.
+        public func advanced(by duration: Duration) -> Instant { Instant(offset: offset + duration) }
+        /// The time from this instant to `other`.
+        ///
+        /// - Parameter other: The later (or earlier) instant.
+        public func duration(to other: Instant) -> Duration { other.offset - offset }
+        /// Whether `lhs` comes before `rhs`.
+        public static func < (lhs: Instant, rhs: Instant) -> Bool { lhs.offset < rhs.offset }
     }
 
     private struct Sleeper {
@@ -34,20 +56,31 @@ final class TestClock: Clock, Sendable {
         var requestedSleeps: [Duration] = []
     }
 
-    private let state = Locked(State())
+    private let state = LockedState(State())
 
-    var now: Instant { state.withLock { $0.now } }
-    var minimumResolution: Duration { .zero }
+    /// A clock at its start, `.zero`, with nobody sleeping.
+    public init() {}
+
+    /// The current instant; it moves only with ``advance(by:)``.
+    public var now: Instant { state.withLock { $0.now } }
+    /// Zero: this clock has no granularity of its own.
+    public var minimumResolution: Duration { .zero }
 
     /// Every duration any sleeper asked for, in order.
-    var requestedSleeps: [Duration] { state.withLock { $0.requestedSleeps } }
+    public var requestedSleeps: [Duration] { state.withLock { $0.requestedSleeps } }
 
-    /// The durations of the sleeps that are waiting now.
-    var pendingSleeps: [Duration] { state.withLock { $0.sleepers.values.map(\.requested) } }
+    /// The durations of the sleeps that are waiting now, as each sleeper asked for them.
+    public var pendingSleeps: [Duration] { state.withLock { $0.sleepers.values.map(\.requested) } }
 
+    /// Suspends until ``advance(by:)`` moves time to `deadline` or past it.
+    ///
     /// Like `ContinuousClock`, which converts a deadline to whole seconds in an `Int64`, traps on a deadline that
     /// a real clock cannot represent: code that would crash in production crashes in tests too.
-    func sleep(until deadline: Instant, tolerance: Duration? = nil) async throws {
+    ///
+    /// - Parameters:
+    ///   - deadline: When to wake up.
+    ///   - tolerance: Ignored: this clock wakes sleepers exactly when ``advance(by:)`` passes their deadline.
+    public func sleep(until deadline: Instant, tolerance: Duration? = nil) async throws {
         _ = deadline.offset.components
         let id = state.withLock { state in
             state.nextID += 1
@@ -79,7 +112,9 @@ final class TestClock: Clock, Sendable {
     }
 
     /// Moves time forward and wakes every sleeper whose deadline has passed, earliest first.
-    func advance(by duration: Duration) {
+    ///
+    /// - Parameter duration: How far to move time; sleepers due by then wake up.
+    public func advance(by duration: Duration) {
         let due = state.withLock { state in
             state.now = state.now.advanced(by: duration)
             let now = state.now
@@ -93,7 +128,9 @@ final class TestClock: Clock, Sendable {
     }
 
     /// Suspends until some task sleeps for a duration that satisfies `predicate` (already sleeping counts).
-    func waitForSleeper(_ predicate: @escaping @Sendable (Duration) -> Bool = { _ in true }) async {
+    ///
+    /// - Parameter predicate: Which requested durations count; any by default.
+    public func waitForSleeper(_ predicate: @escaping @Sendable (Duration) -> Bool = { _ in true }) async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             let satisfied = state.withLock { state in
                 if state.sleepers.values.contains(where: { predicate($0.requested) }) { return true }
@@ -105,7 +142,9 @@ final class TestClock: Clock, Sendable {
     }
 
     /// Suspends until a sleep of exactly `duration` is waiting.
-    func waitForSleeper(of duration: Duration) async {
+    ///
+    /// - Parameter duration: The duration a sleeper must ask for.
+    public func waitForSleeper(of duration: Duration) async {
         await waitForSleeper { $0 == duration }
     }
 

@@ -1,0 +1,100 @@
+import Foundation
+
+extension APIClient {
+    /// The most bytes of a body the streamed path reads whole: an error's body, a decoded upload response, a
+    /// `304`. The same bound as a buffered response's (``URLSessionTransport/defaultMaxResponseBytes``).
+    static let collectedBodyLimit = URLSessionTransport.defaultMaxResponseBytes
+
+    /// ``sendWithRetries(_:first:)`` for a streamed call: the same steps (adapt again for each retry, authorize,
+    /// one refresh and resend after a `401`, the retry policy within the call's deadlines, events), with the
+    /// response's head in place of the whole response.
+    ///
+    /// A retry is decided on the head: once an acceptable head has arrived, its body belongs to the caller and a
+    /// failure while reading it is not retried. An unacceptable response's body is read (up to
+    /// ``collectedBodyLimit``) for the retry policy and the error. A request whose ``TransportRequest/streamedBody``
+    /// cannot be produced again is never sent twice: where a retry or a resend would need it, the call fails with
+    /// ``APIError/invalidRequest(_:)`` and ``InvalidRequestReason/bodyNotReplayable``.
+    func streamWithRetries(_ call: Call, first: TransportRequest) async throws -> StreamedExchange {
+        guard call.authorization != nil else { return try await streamAttempts(call, first: first) }
+        return try await EventScope.$current.withValue(EventScope(instrumentation, call.id)) {
+            try await streamAttempts(call, first: first)
+        }
+    }
+
+    private func streamAttempts(_ call: Call, first: TransportRequest) async throws -> StreamedExchange {
+        let retries = call.adapted.retryBase(for: first)
+        var authorization = call.authorization
+        var attempt = 0
+        var resends = 0
+        while true {
+            attempt += 1
+            var sent = attempt == 1 ? first : try await adapt(retries)
+            try await authorization?.authorize(&sent, using: configuration.authorize)
+            let outcome: RetryContext.Outcome
+            do {
+                let timeout = call.limits.nextWait(now: deadlines.elapsed)
+                let head = try await streamOnce(sent, timeout: timeout, attempt: attempt, id: call.id)
+                if configuration.acceptableStatusCodes.contains(head.statusCode) {
+                    return StreamedExchange(request: sent, response: head, attempts: attempt, source: .network)
+                }
+                outcome = .response(try await head.collect(upTo: Self.collectedBodyLimit))
+            } catch let error as APIError {
+                outcome = .failure(error)
+            }
+            if case .response(let response) = outcome, response.statusCode == 401 {
+                guard authorization != nil else { throw APIError.unauthorized(response) }
+                try await authorization?.prepareResend(after: response)
+                try Self.requireReplayable(sent)
+                resends += 1
+                continue
+            }
+            let context = RetryContext(
+                request: sent, attempt: attempt - resends, outcome: outcome, now: configuration.currentDate())
+            switch call.limits.allowing(configuration.retryPolicy.decision(for: context), now: deadlines.elapsed) {
+            case .retry(let delay):
+                try Self.requireReplayable(sent)
+                instrumentation.count(.retry)
+                instrumentation.emit(
+                    call.id, .retryScheduled(attempt: attempt, delay: delay, reason: instrumentation.reason(outcome)))
+                try await configuration.clock.sleep(for: delay)
+            case .doNotRetry:
+                switch outcome {
+                case .response(let response):
+                    return StreamedExchange(
+                        request: sent, response: StreamedTransportResponse(response), attempts: attempt,
+                        source: .network)
+                case .failure(let error): throw error
+                }
+            }
+        }
+    }
+
+    /// Fails when `request` carries a one-shot body that was already sent: the retry or resend cannot happen.
+    private static func requireReplayable(_ request: TransportRequest) throws(APIError) {
+        if let body = request.streamedBody, !body.isReplayable { throw .invalidRequest(.bodyNotReplayable) }
+    }
+
+    /// One streamed attempt: the deadline bounds the wait for the head, not the reading of the body, which the
+    /// caller paces (and ends by cancelling its task).
+    private func streamOnce(_ request: TransportRequest, timeout: Duration, attempt: Int, id: CallID) async throws
+        -> StreamedTransportResponse
+    {
+        let transport = configuration.transport
+        let start = instrumentation.attemptSent(request, attempt: attempt, id: id)
+        do {
+            let head = try await Deadline.run(timeout: timeout, scheduler: deadlines) {
+                try await transport.stream(request)
+            }
+            instrumentation.received(
+                TransportResponse(statusCode: head.statusCode, headers: head.headers), attempt: attempt, since: start,
+                id: id)
+            return head
+        } catch let error as APIError {
+            throw error
+        } catch is CancellationError {
+            throw CancellationError()
+        } catch {
+            throw APIError.transport(.other, underlying: error)
+        }
+    }
+}

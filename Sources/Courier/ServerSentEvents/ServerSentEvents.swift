@@ -1,0 +1,166 @@
+import Foundation
+
+/// The events of a `text/event-stream`, as an asynchronous sequence that reconnects: returned by
+/// ``APIClient/serverSentEvents(_:lastEventID:reconnectionDelay:maxReconnects:)``.
+///
+/// Each iteration connects when it starts (nothing is sent before), and keeps the stream open while it reads. When
+/// the connection ends or drops, it connects again after the reconnection delay (the server's last `retry:`, or the
+/// default), sending `Last-Event-ID` so that the server can resume where the stream stopped. It stops when the
+/// iterating task is cancelled (closing the connection), when the server answers `204 No Content`, or after
+/// `maxReconnects` reconnections in a row that delivered no event.
+///
+/// A response that is not `200` with `Content-Type: text/event-stream` ends the sequence with an ``APIError``, as the
+/// WHATWG standard fails such a connection rather than retrying it.
+public struct ServerSentEvents: AsyncSequence, Sendable {
+    /// One event.
+    public typealias Element = ServerSentEvent
+
+    let client: APIClient
+    let request: APIRequest<Data>
+    let lastEventID: String?
+    let reconnectionDelay: Duration
+    let maxReconnects: Int?
+
+    /// Returns an iterator that connects on its first `next()`.
+    public func makeAsyncIterator() -> AsyncIterator {
+        AsyncIterator(events: self)
+    }
+
+    /// Reads the events of one iteration, reconnecting as needed.
+    public struct AsyncIterator: AsyncIteratorProtocol {
+        private let events: ServerSentEvents
+        private var parser: ServerSentEventParser
+        private var body: ByteStream?
+        private var pending: [ServerSentEvent] = []
+        private var hasConnected = false
+        private var failedReconnects = 0
+        private var lastFailure: (any Error)?
+        private var isFinished = false
+
+        init(events: ServerSentEvents) {
+            self.events = events
+            self.parser = ServerSentEventParser(lastEventID: events.lastEventID)
+        }
+
+        /// The next event; `nil` once the stream has stopped.
+        ///
+        /// - Throws: ``APIError`` when the server refuses the stream or after too many failed reconnections,
+        ///   `CancellationError` when the task is cancelled.
+        public mutating func next() async throws -> ServerSentEvent? {
+            while true {
+                if !pending.isEmpty { return pending.removeFirst() }
+                if isFinished { return nil }
+                try Task.checkCancellation()
+                guard let body else {
+                    try await connect()
+                    continue
+                }
+                let chunk: Data?
+                do {
+                    chunk = try await body.nextChunk()
+                } catch is CancellationError {
+                    throw CancellationError()
+                } catch {
+                    lastFailure = error
+                    chunk = nil
+                }
+                guard let chunk else {
+                    self.body = nil
+                    parser.reset()
+                    continue
+                }
+                pending = try parser.feed(chunk)
+                if !pending.isEmpty { failedReconnects = 0 }
+            }
+        }
+
+        /// Opens the stream, after the reconnection delay when it is a reconnection.
+        private mutating func connect() async throws {
+            if hasConnected {
+                if let limit = events.maxReconnects, failedReconnects >= limit {
+                    isFinished = true
+                    if let lastFailure { throw lastFailure }
+                    return
+                }
+                failedReconnects += 1
+                try await events.client.configuration.clock.sleep(
+                    for: parser.reconnectionTime ?? events.reconnectionDelay)
+            }
+            hasConnected = true
+            var request = events.request
+            request.headers["Accept"] = "text/event-stream"
+            request.headers["Cache-Control"] = "no-store"
+            if let id = parser.lastEventID, !id.isEmpty { request.headers["Last-Event-ID"] = id }
+            let response: StreamedResponse
+            do {
+                response = try await events.client.stream(request)
+            } catch let error as APIError where error.isReconnectable {
+                lastFailure = error
+                return
+            }
+            if response.statusCode == 204 {
+                isFinished = true
+                return
+            }
+            let type = response.headers["Content-Type"] ?? ""
+            guard response.statusCode == 200,
+                type.split(separator: ";").first?.trimmingCharacters(in: .whitespaces).lowercased()
+                    == "text/event-stream"
+            else {
+                isFinished = true
+                throw APIError.invalidResponse(
+                    reason: "expected a 200 text/event-stream, got status \(response.statusCode) with Content-Type "
+                        + "\"\(type)\"",
+                    underlying: nil)
+            }
+            body = response.body
+        }
+    }
+}
+
+@available(*, unavailable)
+extension ServerSentEvents.AsyncIterator: Sendable {}
+
+extension APIError {
+    /// Failures after which an event stream connects again (the WHATWG standard reconnects after a network error):
+    /// the server could not be reached or the connection broke. A refusal (a status, an invalid request) is final.
+    var isReconnectable: Bool {
+        switch self {
+        case .transport, .timedOut: true
+        default: false
+        }
+    }
+}
+
+extension APIClient {
+    // MARK: Server-Sent Events
+
+    /// Opens a `text/event-stream` and returns its events as an asynchronous sequence that reconnects.
+    ///
+    /// Each connection is a streamed call (``stream(_:)``): adapters, authorization and one resend after a `401`,
+    /// retries of the connection itself, events and redaction, with `Accept: text/event-stream` and, when known,
+    /// `Last-Event-ID`. It is never coalesced or cached.
+    ///
+    /// ```swift
+    /// for try await event in client.serverSentEvents(APIRequest<Data>.get("/notifications")) {
+    ///     print(event.type, event.data)
+    /// }
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - request: The request that opens the stream.
+    ///   - lastEventID: The ID of the last event already seen, to resume after it.
+    ///   - reconnectionDelay: How long to wait before reconnecting until the server sets its own with `retry:`;
+    ///     3 seconds by default. Waited on the client's ``APIClient/Configuration/clock``.
+    ///   - maxReconnects: How many reconnections in a row may fail to deliver an event before the sequence ends
+    ///     (with the last failure); `nil`, the default, reconnects for as long as the task iterates.
+    /// - Returns: The events.
+    public func serverSentEvents(
+        _ request: APIRequest<Data>, lastEventID: String? = nil, reconnectionDelay: Duration = .seconds(3),
+        maxReconnects: Int? = nil
+    ) -> ServerSentEvents {
+        ServerSentEvents(
+            client: self, request: request, lastEventID: lastEventID, reconnectionDelay: reconnectionDelay,
+            maxReconnects: maxReconnects)
+    }
+}

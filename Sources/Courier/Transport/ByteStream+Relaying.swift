@@ -1,0 +1,43 @@
+import Foundation
+
+extension ByteStream {
+    /// The next chunk, `nil` at the end. Every iterator of a stream reads the same producer, so a fresh iterator
+    /// continues where the last one stopped: this is how a stream is relayed by another without keeping an iterator
+    /// (which is not `Sendable`) in a closure.
+    func nextChunk() async throws -> Data? {
+        var iterator = makeAsyncIterator()
+        return try await iterator.next()
+    }
+
+    /// The same chunks, with a copy of them kept aside while it stays within `limit` bytes; when the stream ends
+    /// normally with the copy whole, `complete` gets it (before the reader sees the end). Past the limit the copy is
+    /// dropped at once, so the stream passes through without being buffered.
+    func copyingAside(upTo limit: Int, complete: @escaping @Sendable (Data) async -> Void) -> ByteStream {
+        let copy = Locked<Data?>(Data())
+        return ByteStream(next: {
+            guard let chunk = try await self.nextChunk() else {
+                let whole = copy.withLock { copy in
+                    defer { copy = nil }
+                    return copy
+                }
+                if let whole { await complete(whole) }
+                return nil
+            }
+            copy.withLock { copy in
+                // The count only: binding the copy would share its buffer and make each append copy it whole.
+                guard let kept = copy?.count else { return }
+                if chunk.count > limit - kept { copy = nil } else { copy?.append(chunk) }
+            }
+            return chunk
+        })
+    }
+
+    /// The same chunks, with `observe` told the size of each as it passes (for progress).
+    func counting(_ observe: @escaping @Sendable (Int) -> Void) -> ByteStream {
+        ByteStream(next: {
+            let chunk = try await self.nextChunk()
+            if let chunk { observe(chunk.count) }
+            return chunk
+        })
+    }
+}

@@ -1,0 +1,39 @@
+/// The deadline of one attempt, kept on the client's clock and handed to the transport with the request.
+///
+/// A transport that can stop an exchange from outside (a callback-based one such as ``URLSessionTransport``)
+/// enforces the deadline itself in ``HTTPTransport/send(_:deadline:)``: it asks to be told when the deadline
+/// passes, stops the exchange then, and throws ``timeoutError``. That costs one entry in the client's deadline
+/// heap. A transport that does not gets the default, which runs the attempt in a task of its own and races it
+/// against the deadline: correct for any transport, at the price of a task per attempt.
+public struct TransportDeadline: Sendable {
+    /// How long the attempt may take, from when it was handed to the transport.
+    public let timeout: Duration
+    let scheduler: DeadlineScheduler
+
+    init(timeout: Duration, scheduler: DeadlineScheduler) {
+        self.timeout = timeout
+        self.scheduler = scheduler
+    }
+
+    /// The error an attempt that ran out of time throws: ``APIError/timedOut(_:)`` with ``timeout``.
+    public var timeoutError: APIError { .timedOut(timeout) }
+
+    /// Calls `expire` once, on the client's deadline task, when the deadline passes, unless the registration is
+    /// cancelled first. Cancel it as soon as the attempt ends.
+    ///
+    /// - Parameter expire: What stops the exchange. It must not wait: it runs where every deadline of the client
+    ///   fires.
+    /// - Returns: The registration to cancel when the attempt ends first.
+    public func onExpiry(_ expire: @escaping @Sendable () -> Void) -> Registration {
+        Registration(id: scheduler.schedule(after: timeout, expire), scheduler: scheduler)
+    }
+
+    /// A pending call of ``TransportDeadline/onExpiry(_:)``.
+    public struct Registration: Sendable {
+        let id: UInt64
+        let scheduler: DeadlineScheduler
+
+        /// Forgets the registration: the expiry handler will not run (if it has not already).
+        public func cancel() { scheduler.cancel(id) }
+    }
+}
