@@ -67,6 +67,17 @@ import Testing
         }
     }
 
+    /// The article's request, printed as the article shows.
+    @Test func curlDescriptionPrintsWhatTheArticleShows() throws {
+        let documented = try Self.output(
+            marked: "curlDescription", in: "Sources/Courier/Courier.docc/EventsAndMetrics.md")
+        let client = APIClient(baseURL: URL(string: "https://api.example.com")!)
+        var report = APIRequest<Data>.get("/users", query: [URLQueryItem(name: "token", value: "s3cret")])
+        report.headers["Accept"] = "application/json"
+
+        #expect(try client.curlDescription(of: report).split(separator: "\n").map(String.init) == documented)
+    }
+
     /// The lines of the fenced block after `<!-- output: NAME -->` in a file of the repository.
     static func output(marked name: String, in path: String) throws -> [String] {
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()

@@ -74,8 +74,9 @@ func cacheBenchmarks() {
 
     // The disk tier: a fresh hit that reads a file (the memory tier holds one entry, and two URLs alternate, so
     // every call misses memory), and a fresh hit that a disk-backed cache answers from memory.
-    Benchmark("ResponseCache: fresh hit from the disk tier through APIClient", configuration: .init(scalingFactor: .kilo))
-    {
+    Benchmark(
+        "ResponseCache: fresh hit from the disk tier through APIClient", configuration: .init(scalingFactor: .kilo)
+    ) {
         benchmark in
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("courier-bench-\(UUID())")
         defer { try? FileManager.default.removeItem(at: directory) }

@@ -96,6 +96,16 @@ extension APIClient {
         /// Called synchronously with every step of every call, in the task where it happens, and before each attempt
         /// to add header fields (trace context); see ``CallObserver``. Empty by default.
         public var observers: [any CallObserver] = []
+        /// Turns a response with a status the client does not accept into your own error; `nil` (the default) throws
+        /// ``APIError/unacceptableStatus(_:)``. A request's ``APIRequest/errorMapping`` wins over it.
+        public var errorMapping: ResponseErrorMapping? = nil
+        /// Which responses mean that the credential an attempt carried is no longer good, so the ``authenticator``
+        /// refreshes it and the request is sent again, once. A `401` by default; some APIs answer `403`, or `400`
+        /// with an error code in the body. Consulted only for requests the authenticator authorized.
+        public var isCredentialRejected: @Sendable (TransportResponse) -> Bool = { $0.statusCode == 401 }
+        /// Which redirects requests follow: up to 20 by default (``RedirectPolicy/default``). A request's
+        /// ``APIRequest/redirectPolicy`` wins over it.
+        public var redirectPolicy: RedirectPolicy = .default
         /// Creates a configuration.
         ///
         /// - Parameters:

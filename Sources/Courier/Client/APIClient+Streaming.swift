@@ -6,7 +6,7 @@ extension APIClient {
     /// Sends a request and returns as soon as the response's status and header fields arrive; the body follows as
     /// an asynchronous sequence of chunks, never held whole in memory.
     ///
-    /// The call goes through the same steps as ``send(_:)-(APIRequest<Data>)``: adapters, authorization with one
+    /// The call goes through the same steps as `send(_:)`: adapters, authorization with one
     /// refresh and resend after a `401`, retries (decided on the head: once an acceptable head arrived, a failure
     /// while reading the body is the caller's to handle), deadlines (``APIRequest/timeout`` bounds the wait for the
     /// head; the reading is paced and ended by the caller), events and redaction.
@@ -36,7 +36,7 @@ extension APIClient {
 
     // MARK: The Streamed Path of a Call
 
-    /// The steps of a streamed call, as ``send(_:)-(APIRequest<Data>)`` takes them, with `body` (when given) sent
+    /// The steps of a streamed call, as `send(_:)` takes them, with `body` (when given) sent
     /// as the request's body.
     func performStreamed<T>(_ request: APIRequest<T>, body: StreamedBody?, contentType: String? = nil, id: CallID)
         async throws -> StreamedExchange

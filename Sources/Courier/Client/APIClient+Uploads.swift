@@ -5,7 +5,7 @@ extension APIClient {
 
     /// Sends `body` as the request's body while it is produced, with progress, and decodes the response as `T`.
     ///
-    /// The call takes the steps of ``send(_:)-(APIRequest<Data>)`` (adapters, authorization and one resend after a
+    /// The call takes the steps of `send(_:)` (adapters, authorization and one resend after a
     /// `401`, retries, deadlines, events, redaction) with two differences: it is never coalesced, and a retry or a
     /// resend happens only when the body can be produced again (``StreamedBody/isReplayable``); otherwise the call
     /// fails with ``APIError/invalidRequest(_:)`` and ``InvalidRequestReason/bodyNotReplayable`` rather than send a

@@ -27,6 +27,8 @@ public final class APIClient: Sendable {
     let deadlines: DeadlineScheduler
     /// Shares one flight among callers of the same request.
     let coalescer = RequestCoalescer<RequestKey, Exchange>()
+    /// The requests in flight in each latest-wins slot; see ``LatestWins``.
+    let latestWinsSlots = LatestWinsSlots()
     /// Background refreshes of stale responses served under `stale-while-revalidate`.
     let backgroundRefreshes = BackgroundRefreshes()
     /// Counters and events; see ``metrics`` and ``events``.
@@ -70,7 +72,7 @@ public final class APIClient: Sendable {
     @discardableResult
     public func send<T: Decodable>(_ request: APIRequest<T>) async throws -> APIResponse<T> {
         try await observe(request, perform: { try await self.perform($0, id: $1, decodingOnce: nil) }) {
-            [decoder = configuration.decoder] exchange in
+            [decoder = decoder(for: request)] exchange in
             exchange.makeResponse(value: try Self.decode(T.self, from: exchange.response, decoder: decoder))
         }
     }
@@ -83,7 +85,7 @@ public final class APIClient: Sendable {
     /// - Throws: ``APIError`` for every failure, or `CancellationError` when the calling task is cancelled.
     @discardableResult
     public func send<T: Decodable & Sendable>(_ request: APIRequest<T>) async throws -> APIResponse<T> {
-        let decoder = configuration.decoder
+        let decoder = decoder(for: request)
         // `Data` needs no decoding: sharing it would only box it.
         let shared = T.self == Data.self ? nil : SharedDecoding(T.self, decoder: decoder)
         return try await observe(request, perform: { try await self.perform($0, id: $1, decodingOnce: shared) }) {
@@ -143,9 +145,10 @@ public final class APIClient: Sendable {
             // 4–5. Share one flight with identical callers, or send alone; the flight records the answer.
             exchange = try await sendServingStaleOnError(call, outgoing)
         }
-        // 6. Check the status; the caller decodes.
-        guard configuration.acceptableStatusCodes.contains(exchange.response.statusCode) else {
-            throw APIError.unacceptableStatus(exchange.response)
+        // 6. Check the status, unless the caller reads every status itself; the caller decodes.
+        let isAcceptable = configuration.acceptableStatusCodes.contains(exchange.response.statusCode)
+        guard isAcceptable || !request.throwsOnUnacceptableStatus else {
+            throw unacceptableStatusError(exchange.response, for: request)
         }
         return exchange
     }
@@ -238,8 +241,9 @@ public final class APIClient: Sendable {
             if !headers.contains("Content-Type") { headers["Content-Type"] = "application/json" }
         }
         try headers.validate()
-        let built = TransportRequest(
+        var built = TransportRequest(
             method: request.method, url: url, headers: headers, body: body, credentials: scope.credentials)
+        built.redirectPolicy = request.redirectPolicy ?? configuration.redirectPolicy
         return Prepared(request: built, isTrusted: isTrusted)
     }
 
@@ -278,6 +282,7 @@ public final class APIClient: Sendable {
         var authorization = call.authorization
         var attempt = 0
         var resends = 0
+        var timings = FlightTimings()
         while true {
             attempt += 1
             var sent = attempt == 1 ? first : try await adapt(call.adapted.retryBase(for: first))
@@ -285,15 +290,18 @@ public final class APIClient: Sendable {
             let outcome: RetryContext.Outcome
             do {
                 let timeout = call.limits.nextWait(now: deadlines.elapsed)
-                let response = try await sendOnce(sent, timeout: timeout, attempt: attempt, id: call.id)
+                let response = try await sendOnce(
+                    sent, timeout: timeout, attempt: attempt, id: call.id, timings: &timings)
                 if configuration.acceptableStatusCodes.contains(response.statusCode) {
-                    return Exchange(request: sent, response: response, attempts: attempt, leader: call.id)
+                    return Exchange(
+                        request: sent, response: response, attempts: attempt, leader: call.id, timings: timings)
                 }
                 outcome = .response(response)
             } catch let error as APIError {
                 outcome = .failure(error)
             }
-            if case .response(let response) = outcome, response.statusCode == 401 {
+            if case .response(let response) = outcome, isCredentialRejected(response, authorized: authorization != nil)
+            {
                 guard authorization != nil else { throw APIError.unauthorized(response) }
                 try await authorization?.prepareResend(after: response)
                 resends += 1
@@ -305,6 +313,7 @@ public final class APIClient: Sendable {
                 configuration.retryPolicy.decision(for: context), now: deadlines.elapsed)
             switch decision {
             case .retry(let delay):
+                timings.retryDelays.append(delay)
                 instrumentation.count(.retry)
                 instrumentation.emit(
                     call.id, .retryScheduled(attempt: attempt, delay: delay, reason: instrumentation.reason(outcome)))
@@ -312,7 +321,8 @@ public final class APIClient: Sendable {
             case .doNotRetry:
                 switch outcome {
                 case .response(let response):
-                    return Exchange(request: sent, response: response, attempts: attempt, leader: call.id)
+                    return Exchange(
+                        request: sent, response: response, attempts: attempt, leader: call.id, timings: timings)
                 case .failure(let error): throw error
                 }
             }
@@ -362,16 +372,19 @@ public final class APIClient: Sendable {
 
     /// One attempt on the wire, bounded by the deadline. Errors that are not ``APIError`` or
     /// cancellation become ``APIError/transport(_:underlying:)`` of kind ``TransportFailure/other``.
-    private func sendOnce(_ request: TransportRequest, timeout: Duration, attempt: Int, id: CallID) async throws
-        -> TransportResponse
-    {
+    private func sendOnce(
+        _ request: TransportRequest, timeout: Duration, attempt: Int, id: CallID, timings: inout FlightTimings
+    ) async throws -> TransportResponse {
         let transport = configuration.transport
         let request = try instrumentation.outgoing(request, attempt: attempt, id: id)
         let start = instrumentation.attemptSent(request, attempt: attempt, id: id)
+        var received: TransportResponse?
+        defer { timings.record(attempt, of: request, received, duration: instrumentation.log.elapsedTime - start) }
         do {
             let response = try await transport.send(
                 request, deadline: TransportDeadline(timeout: timeout, scheduler: deadlines))
             instrumentation.received(response, attempt: attempt, since: start, id: id)
+            received = response
             return response
         } catch let error as APIError {
             throw error

@@ -46,6 +46,9 @@ public enum APIError: Error, Sendable {
     /// A file the call reads or writes could not be used: the file to upload does not exist or cannot be read, or a
     /// download's destination cannot be written. Carries the path, which of the two, and the file system's error.
     case fileAccess(FileAccessFailure)
+    /// A newer request in the same latest-wins slot (``APIRequest/latestWins``) replaced this one, which was
+    /// cancelled: during its debounce (nothing was sent), or in flight. Carries the slot's name.
+    case superseded(slot: String)
 
     /// The status code of the response, when the error carries one.
     public var statusCode: Int? {
@@ -70,7 +73,9 @@ public enum APIError: Error, Sendable {
         case .invalidResponse(_, let error): error
         case .authenticationFailed(let failure): failure.underlyingError
         case .fileAccess(let failure): failure.underlyingError
-        case .invalidRequest, .timedOut, .unacceptableStatus, .notCached, .unauthorized, .responseTooLarge: nil
+        case .invalidRequest, .timedOut, .unacceptableStatus, .notCached, .unauthorized, .responseTooLarge,
+            .superseded:
+            nil
         }
     }
 }
@@ -189,6 +194,8 @@ extension APIError: CustomStringConvertible, LocalizedError {
             "Authentication failed: \(failure)."
         case .fileAccess(let failure):
             "\(failure)."
+        case .superseded(let slot):
+            "Superseded: a newer request in the latest-wins slot \"\(slot)\" replaced this one, which was cancelled."
         }
     }
 

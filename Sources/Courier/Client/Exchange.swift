@@ -12,10 +12,13 @@ struct Exchange: Sendable {
     var leader: CallID?
     /// The body decoded once in the flight, for callers that ask for the leader's type.
     var decoded: DecodedValue?
+    /// The flight's attempts and retry delays, for ``APIResponse/timings``.
+    var timings = FlightTimings()
 
     func makeResponse<Value>(value: Value) -> APIResponse<Value> {
         APIResponse(
             value: value, data: response.body, statusCode: response.statusCode, headers: response.headers,
-            url: request.url, source: source, joined: joined, attempts: attempts, credentials: request.credentials)
+            url: response.url ?? request.url, source: source, joined: joined, attempts: attempts,
+            credentials: request.credentials)
     }
 }

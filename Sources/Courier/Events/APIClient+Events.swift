@@ -56,27 +56,51 @@ extension APIClient {
     /// Runs one call between its first and last event: `requestStarted`, then `requestFinished` with the response
     /// `finish` makes (decoding included), or `requestFailed`.
     func observe<T, Value>(
-        _ request: APIRequest<T>, perform: (APIRequest<T>, CallID) async throws -> Exchange,
+        _ request: APIRequest<T>, perform: @Sendable (APIRequest<Data>, CallID) async throws -> Exchange,
         finish: (Exchange) throws -> APIResponse<Value>
     ) async throws -> APIResponse<Value> {
         let call = instrumentation.begin()
         instrumentation.emit(call.id, .requestStarted(method: request.method, url: self.redactedURL(of: request)))
         do {
-            // The scope tells the refresher which call a refresh belongs to; without an authenticator there is
-            // no refresh, and binding a task-local costs an allocation per call.
-            let exchange =
-                configuration.authenticator == nil
-                ? try await perform(request, call.id)
-                : try await EventScope.$current.withValue(EventScope(instrumentation, call.id)) {
-                    try await perform(request, call.id)
+            // The value type is a phantom of the request: erased, the call's work captures no type of the caller's,
+            // so a latest-wins slot can run it in a task of its own.
+            let erased = request.erased
+            let exchange: Exchange
+            if let latestWins = request.latestWins {
+                // The slot runs the work in a child task of a group it awaits to the end, so `perform` never
+                // outlives this call; a closure that escapes for real would cost every call an allocation.
+                exchange = try await withoutActuallyEscaping(perform) { perform in
+                    try await latestWinsSlots.run(
+                        latestWins, fingerprint: try? prepare(request).request, clock: configuration.clock
+                    ) { [self, id = call.id] in
+                        try await performInScope(erased, id: id, perform: perform)
+                    }
                 }
-            let response = try finish(exchange)
+            } else {
+                exchange = try await performInScope(erased, id: call.id, perform: perform)
+            }
+            let flightEnded = instrumentation.log.elapsedTime
+            var response = try finish(exchange)
+            response.callID = call.id
+            response.timings = CallTimings(
+                exchange, start: call.start, flightEnded: flightEnded, now: instrumentation.log.elapsedTime)
             instrumentation.finished(call, source: response.source, status: response.statusCode)
             return response
         } catch {
             let error = instrumentation.redaction.sanitized(error)
             instrumentation.failed(call, error)
             throw error
+        }
+    }
+
+    /// Runs the call's work with the scope that tells the refresher which call a refresh belongs to; without an
+    /// authenticator there is no refresh, and binding a task-local costs an allocation per call.
+    private func performInScope(
+        _ request: APIRequest<Data>, id: CallID, perform: (APIRequest<Data>, CallID) async throws -> Exchange
+    ) async throws -> Exchange {
+        guard configuration.authenticator != nil else { return try await perform(request, id) }
+        return try await EventScope.$current.withValue(EventScope(instrumentation, id)) {
+            try await perform(request, id)
         }
     }
 
@@ -105,6 +129,20 @@ extension APIClient {
         case .miss, .unsatisfiable:
             instrumentation.count(.cacheMiss)
             instrumentation.emit(id, .cacheMiss)
+        }
+    }
+}
+
+extension CallTimings {
+    /// The timings of a call that started at `start` and got `exchange` at `flightEnded`, on the log's clock.
+    init(_ exchange: Exchange, start: Duration, flightEnded: Duration, now: Duration) {
+        self.init()
+        total = now - start
+        attempts = exchange.timings.attempts
+        retryDelays = exchange.timings.retryDelays
+        if exchange.joined {
+            sharedFlightLeader = exchange.leader
+            sharedFlightWait = flightEnded - start
         }
     }
 }

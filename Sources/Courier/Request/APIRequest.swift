@@ -54,6 +54,38 @@ public struct APIRequest<Value>: Sendable {
     /// The deadline of the whole call, retries and waits included; `nil` uses the client's
     /// ``APIClient/Configuration/callTimeout``.
     public var callTimeout: Duration?
+    /// Whether a final status outside ``APIClient/Configuration/acceptableStatusCodes`` fails the call with
+    /// ``APIError/unacceptableStatus(_:)`` (`true`, the default) or is returned as an ``APIResponse`` like a success.
+    ///
+    /// Set it to `false` when the caller reads every status itself, as a client generated from an OpenAPI document
+    /// does: a documented `404` is then an answer to switch over, not an error, and events and
+    /// ``APIClient/Metrics`` record the call as finished rather than failed.
+    ///
+    /// ```swift
+    /// var request = APIRequest<Data>.get("/users/0")
+    /// request.throwsOnUnacceptableStatus = false
+    /// let response = try await client.send(request)
+    /// if response.statusCode == 404 { print("no such user") }
+    /// ```
+    ///
+    /// Only the last step changes: retries (a `503` is still sent again as the ``RetryPolicy`` says), the refresh
+    /// and resend after a `401`, the cache and coalescing work as before, and the response returned is the final
+    /// one. A `401` that remains after the refresh, or with no authenticator, still fails with
+    /// ``APIError/unauthorized(_:)``, which carries that response. The body is decoded as `Value` whatever the
+    /// status, so use `APIRequest<Data>` (or a type that decodes the error bodies too).
+    public var throwsOnUnacceptableStatus: Bool
+    /// Decodes this request's response body in place of the client's ``APIClient/Configuration/decoder``; `nil`
+    /// (the default) uses the client's. For an endpoint with its own date format or key style.
+    public var decoder: JSONDecoder? = nil
+    /// Turns this request's response into your own error when its status is not accepted; `nil` (the default) uses
+    /// the client's ``APIClient/Configuration/errorMapping``.
+    public var errorMapping: ResponseErrorMapping? = nil
+    /// The latest-wins slot this request belongs to, if any: a newer request in the same slot cancels it, and its
+    /// caller gets ``APIError/superseded(slot:)``. `nil` (the default) for none. See ``LatestWins``.
+    public var latestWins: LatestWins? = nil
+    /// Which redirects this request follows; `nil` (the default) uses the client's
+    /// ``APIClient/Configuration/redirectPolicy``.
+    public var redirectPolicy: RedirectPolicy? = nil
 
     /// Creates a request.
     ///
@@ -89,6 +121,7 @@ public struct APIRequest<Value>: Sendable {
         self.sendsCredentialsToAnyOrigin = false
         self.timeout = timeout
         self.callTimeout = nil
+        self.throwsOnUnacceptableStatus = true
     }
 
     /// Creates a request for an absolute URL, used as given.
@@ -100,6 +133,29 @@ public struct APIRequest<Value>: Sendable {
     ///   - body: The body, if any.
     public init(method: RequestMethod = .get, url: URL, headers: HeaderFields = [:], body: RequestPayload? = nil) {
         self.init(method: method, path: url.absoluteString, headers: headers, body: body)
+    }
+}
+
+extension APIRequest {
+    /// The same request, typed as `APIRequest<Data>`: `Value` only says how the caller decodes, so the call's own
+    /// work (building, sending, caching) needs none of it and can run in a task of its own without capturing it.
+    ///
+    /// - Important: Copy every stored property here; a test compares the two by reflection.
+    var erased: APIRequest<Data> {
+        var erased = APIRequest<Data>(method: method, path: path, query: query, headers: headers, body: body)
+        erased.cachePolicy = cachePolicy
+        erased.coalescing = coalescing
+        erased.requiresAuthentication = requiresAuthentication
+        erased.sendsCredentialsToAnyOrigin = sendsCredentialsToAnyOrigin
+        erased.timeout = timeout
+        erased.callTimeout = callTimeout
+        erased.decoder = decoder
+        erased.errorMapping = errorMapping
+        erased.latestWins = latestWins
+        erased.redirectPolicy = redirectPolicy
+        erased.defaultFreshness = defaultFreshness
+        erased.throwsOnUnacceptableStatus = throwsOnUnacceptableStatus
+        return erased
     }
 }
 

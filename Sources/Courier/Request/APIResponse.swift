@@ -26,7 +26,7 @@ public struct APIResponse<Value> {
     public let statusCode: Int
     /// The response header fields.
     public let headers: HeaderFields
-    /// The URL the request was sent to.
+    /// The URL the response came from: where the request was sent, or after redirects, where the last one led.
     public let url: URL
     /// Where the response came from: the network, the cache, or a revalidated cache entry.
     public let source: ResponseSource
@@ -36,6 +36,11 @@ public struct APIResponse<Value> {
     /// How many times the request was sent to produce this response, counting retries and the resend
     /// after a token refresh. `0` when the response came from the cache without contacting the server.
     public let attempts: Int
+    /// The id of the call that produced this response, as its ``ClientEvent``s carry it, so that a caller can find its
+    /// own events; `nil` for a response made by hand.
+    public internal(set) var callID: CallID?
+    /// How long the call and each of its attempts took, and the bytes sent and received. See ``CallTimings``.
+    public internal(set) var timings = CallTimings()
     /// What the mirror redacts in ``url``: the policy of the request that was sent.
     let credentials: CredentialPolicy
 
@@ -79,9 +84,12 @@ public struct APIResponse<Value> {
     /// - Parameter transform: Makes the new value from ``value``.
     /// - Returns: A response whose ``value`` is `transform(value)`.
     public func map<NewValue>(_ transform: (Value) throws -> NewValue) rethrows -> APIResponse<NewValue> {
-        APIResponse<NewValue>(
+        var mapped = APIResponse<NewValue>(
             value: try transform(value), data: data, statusCode: statusCode, headers: headers, url: url,
             source: source, joined: joined, attempts: attempts, credentials: credentials)
+        mapped.callID = callID
+        mapped.timings = timings
+        return mapped
     }
 }
 

@@ -23,6 +23,9 @@ public struct TransportRequest: Sendable, Hashable {
     /// partitions its cache entries and coalescing key, and what a transport strips when a redirect leads to
     /// another origin. ``APIClient`` sets its configured policy here; ``CredentialPolicy/standard`` by default.
     public var credentials: CredentialPolicy
+    /// Which redirects the transport follows for this request; ``RedirectPolicy/default`` (follow up to 20) unless
+    /// the client's or the request's policy says otherwise.
+    public var redirectPolicy: RedirectPolicy = .default
 
     /// Creates a request.
     ///

@@ -8,6 +8,9 @@ public struct TransportResponse: Sendable, Hashable {
     public var headers: HeaderFields
     /// The body; empty when the response had none.
     public var body: Data
+    /// The URL this response came from, after any redirects the transport followed; `nil` when the transport does
+    /// not say (then it is the request's URL).
+    public var url: URL?
 
     /// Creates a response.
     ///
@@ -15,10 +18,12 @@ public struct TransportResponse: Sendable, Hashable {
     ///   - statusCode: The status code.
     ///   - headers: The header fields.
     ///   - body: The body; empty for none.
-    public init(statusCode: Int, headers: HeaderFields = [:], body: Data = Data()) {
+    ///   - url: The URL the response came from after redirects; `nil` for the request's.
+    public init(statusCode: Int, headers: HeaderFields = [:], body: Data = Data(), url: URL? = nil) {
         self.statusCode = statusCode
         self.headers = headers
         self.body = body
+        self.url = url
     }
 
     /// Whether the status is in the 2xx range.

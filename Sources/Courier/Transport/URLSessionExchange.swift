@@ -23,8 +23,9 @@ final class URLSessionExchange: NSObject, URLSessionDataDelegate, Sendable {
     enum Outcome: Sendable {
         /// The final response and its (decoded) body.
         case response(HTTPURLResponse, Data)
-        /// A 307 or 308 whose request had a body: the transport sends this request next.
-        case redirect(URLRequest)
+        /// A redirect, with the request that would follow it: the transport's ``RedirectPolicy`` decides whether it
+        /// sends that request next or returns the redirect itself.
+        case redirect(URLRequest, HTTPURLResponse, Data)
         /// The exchange failed; already translated to what the caller should see.
         case failure(any Error)
     }
@@ -193,20 +194,23 @@ final class URLSessionExchange: NSObject, URLSessionDataDelegate, Sendable {
         #endif
     }
 
-    /// URLSession keeps the method of a 307/308 but sends the new request without its body (FoundationNetworking
-    /// resets the task's body before every redirect). RFC 9110 §15.4.8 keeps both, so such a redirect of a request
-    /// with a body is not followed here: the transport sends the next request itself. Every other redirect is
-    /// followed by URLSession, without credentials when it leaves the origin.
+    /// No redirect is followed by URLSession: the task ends with the redirect, and the transport decides with the
+    /// request's ``RedirectPolicy`` whether to send the next request, the one URLSession proposes (its method rules,
+    /// without credentials when it leaves the origin). URLSession keeps the method of a 307/308 but sends the new
+    /// request without its body (FoundationNetworking resets the task's body before every redirect); RFC 9110
+    /// §15.4.8 keeps both, so for such a redirect of a request with a body the next request is this one, moved.
     func urlSession(
         _ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
         newRequest: URLRequest, completionHandler: @escaping @Sendable (URLRequest?) -> Void
     ) {
-        if let next = bodyPreservingRedirect(response, to: newRequest) {
-            state.withLock { $0.redirect = next }
-            return completionHandler(nil)
+        let next =
+            bodyPreservingRedirect(response, to: newRequest)
+            ?? RedirectGuard.redirect(newRequest, from: origin, credentialHeaderNames: credentialHeaderNames)
+        state.withLock { state in
+            state.redirect = next
+            if state.head == nil { state.head = response }
         }
-        completionHandler(
-            RedirectGuard.redirect(newRequest, from: origin, credentialHeaderNames: credentialHeaderNames))
+        completionHandler(nil)
     }
 
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
@@ -261,7 +265,9 @@ final class URLSessionExchange: NSObject, URLSessionDataDelegate, Sendable {
                 URLSessionTransport.translate(
                     error, for: request.url, cancelledByCaller: state.isCancelledByCaller, received: received))
         }
-        if let redirect = state.redirect { return .redirect(redirect) }
+        if let redirect = state.redirect, let head = state.head ?? fallbackHead {
+            return .redirect(redirect, head, state.body)
+        }
         guard let head = state.head ?? fallbackHead else {
             return .failure(APIError.transport(.badServerResponse, underlying: URLError(.badServerResponse)))
         }

@@ -46,6 +46,8 @@ final class URLSessionStreamingExchange: NSObject, URLSessionDataDelegate, Senda
     private let credentialHeaderNames: Set<String>
     private let hasStreamedBody: Bool
     private let pump: UploadPump?
+    /// How far the reader may fall behind before the stream ends (see ``URLSessionTransport/streamBufferBytes``).
+    private let bufferLimit: Int
 
     init(
         request: URLRequest, origin: URL, credentialHeaderNames: Set<String>, bufferLimit: Int, pump: UploadPump?,
@@ -56,6 +58,7 @@ final class URLSessionStreamingExchange: NSObject, URLSessionDataDelegate, Senda
         self.credentialHeaderNames = credentialHeaderNames
         self.pump = pump
         self.hasStreamedBody = hasStreamedBody
+        self.bufferLimit = bufferLimit
         self.state = Locked(State(body: StreamingBuffer(limit: bufferLimit)))
     }
 
@@ -161,7 +164,12 @@ final class URLSessionStreamingExchange: NSObject, URLSessionDataDelegate, Senda
         switch state.withLock({ $0.body.push(data) }) {
         case .proceed: break
         case .deliver(let reader, let chunk): reader.resume(returning: chunk)
-        case .block: producerWake.wait()
+        case .block:
+            // Never wait here: every URLSession of the process runs its callbacks on one shared queue, so waiting for
+            // the reader would stop them all (and the reader may need a thread one of them holds). A reader this far
+            // behind ends the stream instead; what is buffered is still delivered first.
+            endBody(.failure(APIError.responseTooLarge(limit: bufferLimit)))
+            queue.async { dataTask.cancel() }
         }
     }
 

@@ -5,25 +5,26 @@ import Foundation
 #endif
 
 extension URLSessionTransport {
-    /// How many unread response bytes a streamed exchange holds before it stops reading from the network: 1 MiB.
+    /// How many unread response bytes a streamed exchange holds for a reader that falls behind: 64 MiB.
     ///
-    /// A reader slower than the network holds at most this much (plus one chunk of libcurl's, 16 KiB); the
-    /// server is then held back by TCP.
-    public static let streamBufferBytes = 1 << 20
+    /// FoundationNetworking cannot hold a transfer back: `URLSessionTask.suspend()` does not stop libcurl reading on
+    /// Linux, and waiting inside a delegate callback stops every URLSession of the process (they share one queue).
+    /// So a reader this far behind the network ends the stream with ``APIError/responseTooLarge(limit:)`` instead
+    /// of letting memory grow. A download to a file never gets near it; for a consumer that may be slow for long,
+    /// use a transport with real back-pressure (the AsyncHTTPClient transport).
+    public static let streamBufferBytes = 64 << 20
 
     /// Sends `request` and returns as soon as the response's head arrives; the body follows as it is read.
     ///
-    /// The body is handed over through a buffer of ``streamBufferBytes``: when the reader falls behind, the transport
-    /// stops reading from the connection until it catches up, so memory stays bounded whatever the body's size.
-    /// A ``TransportRequest/streamedBody`` is sent as it is produced. On Linux it is always sent chunked, even when
+    /// The body is handed over through a buffer of ``streamBufferBytes``: a reader that falls that far behind ends the
+    /// stream with an error, so memory stays bounded whatever the body's size. A ``TransportRequest/streamedBody`` is
+    /// written to a temporary file first and sent from there (see `spool`). On Linux it is always sent chunked, even when
     /// its length is known: FoundationNetworking hands libcurl a stream of unknown length, and libcurl then adds
     /// chunked framing to any `Content-Length` the request names, which no server should accept. A server that
     /// requires a length (some object stores do) needs a transport that sends one, such as the AsyncHTTPClient one. ``maxResponseBytes`` does not apply: a streamed body is never held whole (bound what
     /// you collect with ``ByteStream/collect(upTo:)``).
     ///
-    /// Each streamed exchange uses a URLSession of its own, made from ``session``'s configuration: FoundationNetworking
-    /// can hold a transfer back only by blocking its session's callbacks (see the discussion in the source), so a slow
-    /// reader must not share its session with other requests. A redirect is followed (without credentials across
+    /// Each streamed exchange uses a URLSession of its own, made from ``session``'s configuration. A redirect is followed (without credentials across
     /// origins), except a 307 or 308 of a request with a streamed body, which is returned as the response.
     ///
     /// - Parameter request: The request to send.
@@ -35,14 +36,12 @@ extension URLSessionTransport {
     public func stream(_ request: TransportRequest) async throws -> StreamedTransportResponse {
         try Task.checkCancellation()
         var urlRequest = Self.urlRequest(for: request)
-        var pump: UploadPump?
+        var spooled: URL?
         if let body = request.streamedBody {
-            let chunks = try body.makeChunks()
-            let uploadPump = UploadPump(onSent: { _ in })
-            uploadPump.start(chunks)
-            pump = uploadPump
+            let file = try await Self.spool(body)
+            spooled = file
             urlRequest.httpBody = nil
-            urlRequest.httpBodyStream = PumpInputStream(uploadPump)
+            urlRequest.httpBodyStream = InputStream(url: file)
             #if canImport(FoundationNetworking)
                 // libcurl frames a body of unknown length as chunked even when the request names a length, and a
                 // request with both is malformed (RFC 9112 §6.3): the length is left out, the body goes chunked.
@@ -53,15 +52,43 @@ extension URLSessionTransport {
                 }
             #endif
         }
+        // The stream holds the file open once the upload started; on Linux removing it then only drops its name.
+        defer { if let spooled { try? FileManager.default.removeItem(at: spooled) } }
         let exchange = URLSessionStreamingExchange(
             request: urlRequest, origin: request.url, credentialHeaderNames: request.credentials.headerNames,
-            bufferLimit: Self.streamBufferBytes, pump: pump, hasStreamedBody: pump != nil)
+            bufferLimit: Self.streamBufferBytes, pump: nil, hasStreamedBody: request.streamedBody != nil)
         do {
             let head = try await exchange.start(configuration: session.configuration)
             return StreamedTransportResponse(
                 statusCode: head.statusCode, headers: Self.headers(of: head), body: exchange.body())
         } catch {
-            pump?.cancel()
+            throw error
+        }
+    }
+
+    /// Writes a streamed body to a temporary file, from which FoundationNetworking then reads it.
+    ///
+    /// Why not hand FoundationNetworking the chunks as they come: it reads a body stream synchronously, on the one
+    /// queue that every URLSession of the process shares (swift-corelibs-foundation runs all sessions' work there),
+    /// so waiting there for the next chunk stopped every request of the process until it came, and the task that
+    /// produces it may need a thread that a request blocked on that queue holds. Seen here as a hang of the whole
+    /// test suite. A file is read without waiting on anyone; the body costs disk, not memory.
+    static func spool(_ body: StreamedBody) async throws -> URL {
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("courier-upload-\(UUID().uuidString)")
+        guard FileManager.default.createFile(atPath: file.path, contents: nil),
+            let handle = FileHandle(forWritingAtPath: file.path)
+        else {
+            throw APIError.transport(.other, underlying: CocoaError(.fileWriteUnknown))
+        }
+        do {
+            defer { try? handle.close() }
+            for try await chunk in try body.makeChunks() {
+                try Task.checkCancellation()
+                try handle.write(contentsOf: chunk)
+            }
+            return file
+        } catch {
+            try? FileManager.default.removeItem(at: file)
             throw error
         }
     }

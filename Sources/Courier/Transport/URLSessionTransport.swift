@@ -45,8 +45,8 @@ public final class URLSessionTransport: HTTPTransport {
     public let maxResponseBytes: Int
     /// The default of ``maxResponseBytes``: 64 MiB, far above any API response and far below a bomb.
     public static let defaultMaxResponseBytes = 64 << 20
-    /// The most redirects the transport follows itself (307 and 308 with a body) for one request, as URLSession.
-    static let maxRedirects = 20
+    /// The most redirects the default ``RedirectPolicy`` follows for one request.
+    static let maxRedirects = RedirectPolicy.default.limit
     /// Whether the transport made `session`, and so invalidates it when it goes away.
     private let ownsSession: Bool
     /// Keeps requests that URLSession would only queue in Courier, where cancelling them is synchronous.
@@ -153,17 +153,28 @@ public final class URLSessionTransport: HTTPTransport {
 
     private func send(_ request: TransportRequest, stop: AttemptStop?) async throws -> TransportResponse {
         var next = Self.urlRequest(for: request)
-        for _ in 0...Self.maxRedirects {
+        var chain = RedirectChain(policy: request.redirectPolicy, first: next.url, method: request.method.rawValue)
+        while true {
             switch try await exchange(next, origin: request.url, credentials: request.credentials, stop: stop) {
             case .response(let head, let body):
-                return TransportResponse(statusCode: head.statusCode, headers: Self.headers(of: head), body: body)
-            case .redirect(let redirected):
+                let response = TransportResponse(
+                    statusCode: head.statusCode, headers: Self.headers(of: head), body: body, url: next.url)
+                try chain.checkUnfollowable(response, from: next.url)
+                return response
+            case .redirect(let redirected, let head, let body):
+                guard let from = next.url, let to = redirected.url,
+                    try chain.follow(
+                        status: head.statusCode, from: from, to: to,
+                        location: head.value(forHTTPHeaderField: "Location"), method: redirected.httpMethod ?? "GET")
+                else {
+                    return TransportResponse(
+                        statusCode: head.statusCode, headers: Self.headers(of: head), body: body, url: next.url)
+                }
                 next = redirected
             case .failure(let error):
                 throw error
             }
         }
-        throw APIError.transport(.other, underlying: URLError(.httpTooManyRedirects))
     }
 
     // MARK: Loading

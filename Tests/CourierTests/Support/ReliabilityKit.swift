@@ -115,6 +115,7 @@ enum ReliabilityKit {
         case .unauthorized: return "unauthorized"
         case .authenticationFailed: return "authenticationFailed"
         case .fileAccess(let failure): return "fileAccess(\(failure.operation.rawValue))"
+        case .superseded: return "superseded"
         }
     }
 

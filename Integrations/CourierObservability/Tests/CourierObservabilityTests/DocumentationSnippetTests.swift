@@ -1,9 +1,8 @@
 // The code of the DocC article Sources/Courier/Courier.docc/UsingCourierInAService.md, compiled here because it needs
 // Hummingbird, swift-log, swift-metrics and swift-distributed-tracing, which the library itself never depends on.
 //
-// Each block between `// Snippet: <Article>.md, "<section>"` and `// End snippet` appears verbatim (dedented, without
-// its `import` lines) as a code block of the article, and every Swift code block of the article is one of these
-// snippets: Scripts/docs.sh checks both directions, so edit the two together.
+// Each block of the article is marked `<!-- snippet: package Integrations/CourierObservability -->`, and
+// Scripts/snippets.sh checks that this file holds it verbatim: edit the two together.
 import CoreMetrics
 import Courier
 import CourierObservability

@@ -50,6 +50,14 @@ import Testing
         #expect(event.callID == id && log.subscriberCount == 0)
         #expect(await coalescer.flightCount == 0 && transportRequest.method == .post)
 
+        // The rest of the public surface, by name.
+        let others: [Any.Type] = [
+            CachedResponse.self, CacheLookup.self, RetryDecision.self, RetryContext.self, TransportFailure.self,
+            InvalidRequestReason.self, AuthenticationFailure.self, Coalesced<Int>.self, AbandonmentPolicy.self,
+            URLSessionTransport.self, (any RequestAdapter).self, (any CallObserver).self, APIClient.Metrics.self,
+        ]
+        #expect(others.count == 13)
+
         // Hummingbird's and HTTPTypes' own names, in the same scope.
         let router = Router()
         router.get("items/:id") { (_: Request, _: BasicRequestContext) -> Response in Response(status: .ok) }

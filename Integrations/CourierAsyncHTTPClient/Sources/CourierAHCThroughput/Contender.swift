@@ -1,0 +1,99 @@
+import AsyncHTTPClient
+import Courier
+import CourierAsyncHTTPClient
+import Foundation
+import NIOCore
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// One way of fetching the JSON file: sends the request for a key and says whether a 200 with a body came back.
+struct Contender: Sendable {
+    let name: String
+    let send: @Sendable (Int) async throws -> Bool
+    let close: @Sendable () async -> Void
+
+    static func all(url: URL) -> [Contender] {
+        [
+            rawAsyncHTTPClient(url),
+            courier(url, "Courier + AsyncHTTPClientTransport", transport: AsyncHTTPClientTransport()),
+            courier(
+                url, "Courier + AsyncHTTPClientTransport, no cache", transport: AsyncHTTPClientTransport(), cache: nil),
+            courier(url, "Courier + URLSessionTransport", transport: URLSessionTransport()),
+            rawURLSession(url),
+        ]
+    }
+
+    /// AsyncHTTPClient as a service would call it, with the transport's client configuration.
+    static func rawAsyncHTTPClient(_ url: URL) -> Contender {
+        let client = HTTPClient(
+            eventLoopGroup: HTTPClient.defaultEventLoopGroup,
+            configuration: AsyncHTTPClientTransport.defaultConfiguration)
+        let base = url.absoluteString
+        return Contender(name: "raw AsyncHTTPClient") { key in
+            let response = try await client.execute(
+                HTTPClientRequest(url: base + "?key=\(key)"), deadline: .distantFuture)
+            let body = Data(try await response.body.collect(upTo: 1 << 20).readableBytesView)
+            return response.status.code == 200 && !body.isEmpty
+        } close: {
+            try? await client.shutdown()
+        }
+    }
+
+    /// Courier's ``APIClient`` with its default configuration (cache, coalescing and retries on) over `transport`,
+    /// or with `cache` instead of the default cache.
+    static func courier(
+        _ url: URL, _ name: String, transport: any HTTPTransport, cache: ResponseCache? = ResponseCache()
+    ) -> Contender {
+        let client = APIClient(baseURL: url, configuration: .init(transport: transport, cache: cache))
+        return Contender(name: name) { key in
+            let response = try await client.send(
+                APIRequest<Data>.get("", query: [URLQueryItem(name: "key", value: "\(key)")]))
+            return response.statusCode == 200 && !response.value.isEmpty
+        } close: {
+            try? await (transport as? AsyncHTTPClientTransport)?.shutdown()
+        }
+    }
+
+    /// URLSession with the configuration ``URLSessionTransport`` gives its own session.
+    static func rawURLSession(_ url: URL) -> Contender {
+        let session = URLSession(configuration: URLSessionTransport.defaultConfiguration)
+        let base = url.absoluteString
+        return Contender(name: "raw URLSession") { key in
+            let (body, response) = try await session.data(for: URLRequest(url: URL(string: base + "?key=\(key)")!))
+            return (response as? HTTPURLResponse)?.statusCode == 200 && !body.isEmpty
+        } close: {
+            session.finishTasksAndInvalidate()
+        }
+    }
+}
+
+enum Load {
+    /// Keeps `concurrency` requests in flight until every key was fetched; returns requests per second.
+    /// A failed request counts as not done: the run stops with an error instead of reporting a rate for less work.
+    static func concurrent(keys: Range<Int>, concurrency: Int, send: @escaping @Sendable (Int) async throws -> Bool)
+        async -> Double
+    {
+        let start = ContinuousClock.now
+        let failures = await withTaskGroup(of: Bool.self, returning: Int.self) { group in
+            var next = keys.lowerBound
+            var failures = 0
+            func add() {
+                let key = next
+                group.addTask { (try? await send(key)) ?? false }
+                next += 1
+            }
+            while next < min(keys.lowerBound + concurrency, keys.upperBound) { add() }
+            while let succeeded = await group.next() {
+                if !succeeded { failures += 1 }
+                if next < keys.upperBound { add() }
+            }
+            return failures
+        }
+        let elapsed = start.duration(to: .now)
+        precondition(failures == 0, "\(failures) of \(keys.count) requests failed")
+        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) * 1e-18
+        return Double(keys.count) / seconds
+    }
+}

@@ -1,0 +1,86 @@
+import Foundation
+
+/// The command line: where the server is and how much to send.
+struct ThroughputOptions {
+    var url = URL(string: "http://127.0.0.1:18190/item.json")!
+    var requests = 10_000
+    var concurrency = 100
+    var sequential = 2_000
+    var rounds = 5
+    /// Only the contenders whose name contains this text (to profile one of them).
+    var only: String?
+
+    init(_ arguments: ArraySlice<String>) throws {
+        var arguments = arguments
+        while let option = arguments.popFirst() {
+            guard let value = arguments.popFirst() else { throw UsageError("\(option) needs a value") }
+            switch option {
+            case "--url": url = try URL(string: value).orThrow(UsageError("--url takes a URL"))
+            case "--requests": requests = try Int(value).orThrow(UsageError("--requests takes a number"))
+            case "--concurrency": concurrency = try Int(value).orThrow(UsageError("--concurrency takes a number"))
+            case "--sequential": sequential = try Int(value).orThrow(UsageError("--sequential takes a number"))
+            case "--rounds": rounds = try Int(value).orThrow(UsageError("--rounds takes a number"))
+            case "--only": only = value
+            default: throw UsageError("unknown option \(option)")
+            }
+        }
+    }
+}
+
+struct UsageError: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}
+
+extension Optional {
+    func orThrow(_ error: some Error) throws -> Wrapped {
+        guard let self else { throw error }
+        return self
+    }
+}
+
+/// The medians as a Markdown table, and the ratios the targets are stated in.
+struct ThroughputReport {
+    let options: ThroughputOptions
+    let contenders: [String]
+    /// Requests per second of each round, by load ("concurrent", "sequential") and contender.
+    let results: [String: [String: [Double]]]
+
+    func median(_ load: String, _ contender: String) -> Double {
+        let rates = (results[load]?[contender] ?? []).sorted()
+        guard !rates.isEmpty else { return 0 }
+        return rates.count % 2 == 1 ? rates[rates.count / 2] : (rates[rates.count / 2 - 1] + rates[rates.count / 2]) / 2
+    }
+
+    var markdown: String {
+        var lines = [
+            "| load | contender | requests/s (median) | rounds (requests/s) |", "|---|---|---:|---|",
+        ]
+        for (load, label) in [
+            ("concurrent", "\(options.concurrency) tasks, \(options.requests) distinct keys"),
+            ("sequential", "1 task, \(options.sequential) distinct keys"),
+        ] {
+            for contender in contenders {
+                let rounds = (results[load]?[contender] ?? []).map { "\(Int($0))" }.joined(separator: ", ")
+                lines.append("| \(label) | \(contender) | \(Int(median(load, contender))) | \(rounds) |")
+            }
+        }
+        let ahc = "Courier + AsyncHTTPClientTransport"
+        let urlSession = "Courier + URLSessionTransport"
+        func ratio(_ load: String, _ lhs: String, _ rhs: String) -> String {
+            String(format: "%.2f×", median(load, lhs) / max(median(load, rhs), 1e-9))
+        }
+        lines += [
+            "",
+            "| ratio (medians) | measured | target |", "|---|---:|---:|",
+            "| concurrent: Courier + AHC / Courier + URLSession | \(ratio("concurrent", ahc, urlSession)) | ≥ 3× |",
+            "| concurrent: Courier + AHC / raw AHC | \(ratio("concurrent", ahc, "raw AsyncHTTPClient")) | ≥ 0.9× (0.95×) |",
+            "| concurrent: Courier + URLSession / raw URLSession | \(ratio("concurrent", urlSession, "raw URLSession")) | ≥ 0.98× |",
+            "| sequential: Courier + AHC / Courier + URLSession | \(ratio("sequential", ahc, urlSession)) | ≥ 1.3× |",
+            "| concurrent: Courier + AHC, no cache / raw AHC | \(ratio("concurrent", ahc + ", no cache", "raw AsyncHTTPClient")) | — |",
+            "| sequential: Courier + AHC / raw AHC | \(ratio("sequential", ahc, "raw AsyncHTTPClient")) | — |",
+            "| sequential: Courier + URLSession / raw URLSession | \(ratio("sequential", urlSession, "raw URLSession")) | — |",
+        ]
+        return lines.joined(separator: "\n")
+    }
+}

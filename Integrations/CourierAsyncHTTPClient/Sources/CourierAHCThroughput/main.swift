@@ -1,0 +1,49 @@
+// Requests per second against a real server (nginx on loopback, started by Scripts/throughput.sh): raw
+// AsyncHTTPClient, Courier over AsyncHTTPClientTransport, Courier over URLSessionTransport and raw URLSession, each
+// fetching a small JSON file under distinct keys (`?key=…`, never the same twice, so Courier's cache only misses),
+// first with many tasks at once, then one request after another. Contenders take turns within each round, in a
+// rotating order, so that a busy moment on the machine falls on all of them; the table shows each one's median.
+//
+//   swift run -c release CourierAHCThroughput --url http://127.0.0.1:18190/item.json \
+//       [--requests 10000] [--concurrency 100] [--sequential 2000] [--rounds 5] [--only NAME]
+import AsyncHTTPClient
+import Courier
+import CourierAsyncHTTPClient
+import Foundation
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+let options = try ThroughputOptions(CommandLine.arguments.dropFirst())
+let contenders = Contender.all(url: options.url).filter { options.only.map($0.name.contains) ?? true }
+
+func progress(_ message: String) {
+    FileHandle.standardError.write(Data((message + "\n").utf8))
+}
+
+var results: [String: [String: [Double]]] = [:]
+var keys = 0
+@MainActor func nextKeys(_ count: Int) -> Range<Int> {
+    defer { keys += count }
+    return keys..<(keys + count)
+}
+
+progress("warming up")
+for contender in contenders {
+    _ = await Load.concurrent(keys: nextKeys(500), concurrency: options.concurrency, send: contender.send)
+}
+for (label, requests, concurrency) in [
+    ("concurrent", options.requests, options.concurrency), ("sequential", options.sequential, 1),
+] {
+    for round in 0..<options.rounds {
+        let order = contenders.indices.map { contenders[($0 + round) % contenders.count] }
+        for contender in order {
+            let rate = await Load.concurrent(keys: nextKeys(requests), concurrency: concurrency, send: contender.send)
+            results[label, default: [:]][contender.name, default: []].append(rate)
+            progress("\(label) round \(round + 1): \(contender.name) \(Int(rate)) requests/s")
+        }
+    }
+}
+print(ThroughputReport(options: options, contenders: contenders.map(\.name), results: results).markdown)
+for contender in contenders { await contender.close() }
