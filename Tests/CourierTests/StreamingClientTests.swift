@@ -70,6 +70,20 @@ import Testing
         #expect(server.hits("/small") == 1)
     }
 
+    @Test func aStreamedRequestsDefaultFreshnessKeepsASilentResponse() async throws {
+        let server = try TestServer()
+        defer { server.shutdown() }
+        server.route("/silent") { _ in .text("no caching headers") }
+        let client = client(URLSessionTransport(), base: server.baseURL, cache: ResponseCache())
+        var request = APIRequest<Data>.get("/silent")
+        request.defaultFreshness = .seconds(300)
+        let first = try await client.stream(request)
+        #expect(try await first.body.collect(upTo: 1 << 20) == Data("no caching headers".utf8))
+        let second = try await client.stream(request)
+        #expect(second.source == .cache)
+        #expect(server.hits("/silent") == 1)
+    }
+
     @Test func aStreamedResponseLargerThanTheEntryLimitPassesThroughAndIsNotStored() async throws {
         let server = try TestServer()
         defer { server.shutdown() }

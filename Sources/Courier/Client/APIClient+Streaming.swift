@@ -61,7 +61,10 @@ extension APIClient {
             id: id, adapted: adapted, limits: limits, authorization: authorization, coalescing: .never, decoding: nil)
         // 3. The cache answers, or says what to send and how to record the answer. 4. Never coalesced.
         let exchange: StreamedExchange
-        switch try await plan(adapted, policy: request.cachePolicy, partition: call.partition, id: id) {
+        switch try await plan(
+            adapted, policy: request.cachePolicy, defaultFreshness: request.defaultFreshness, partition: call.partition,
+            id: id)
+        {
         case .serve(let response):
             exchange = StreamedExchange(
                 Exchange(request: adapted.request, response: response, attempts: 0, source: .cache))
