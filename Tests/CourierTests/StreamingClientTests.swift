@@ -26,8 +26,9 @@ import Testing
         let signer = AnyRequestAdapter(variesOn: []) { request in request.headers["X-Signed"] = "yes" }
         let client = client(transport, clock: clock, adapters: [signer])
         let call = Task { try await client.stream(APIRequest<Data>.get("/s")) }
-        await clock.waitForSleeper()
-        clock.advance(by: .seconds(60))
+        // The retry's backoff, not an attempt's deadline timer (60 s), which sleeps on the same clock.
+        await clock.waitForSleeper { $0 < .seconds(30) }
+        clock.advance(by: .seconds(30))
         let response = try await call.value
         #expect(response.attempts == 2)
         #expect(try await response.body.collect(upTo: 100) == Data("body".utf8))
@@ -122,8 +123,9 @@ import Testing
         let client = client(transport, clock: clock)
         let body = StreamedBody(length: 5) { ByteStream(Data("again".utf8)) }
         let upload = client.upload(APIRequest<Void>.put("/u"), body: body)
-        await clock.waitForSleeper()
-        clock.advance(by: .seconds(60))
+        // The retry's backoff, not the attempt's deadline timer (60 s), which sleeps on the same clock.
+        await clock.waitForSleeper { $0 < .seconds(30) }
+        clock.advance(by: .seconds(30))
         #expect(try await upload.value.attempts == 2)
         #expect(transport.callCount == 2)
     }
