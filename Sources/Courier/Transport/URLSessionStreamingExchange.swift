@@ -45,18 +45,16 @@ final class URLSessionStreamingExchange: NSObject, URLSessionDataDelegate, Senda
     private let origin: URL
     private let credentialHeaderNames: Set<String>
     private let hasStreamedBody: Bool
-    private let pump: UploadPump?
     /// How far the reader may fall behind before the stream ends (see ``URLSessionTransport/streamBufferBytes``).
     private let bufferLimit: Int
 
     init(
-        request: URLRequest, origin: URL, credentialHeaderNames: Set<String>, bufferLimit: Int, pump: UploadPump?,
+        request: URLRequest, origin: URL, credentialHeaderNames: Set<String>, bufferLimit: Int,
         hasStreamedBody: Bool
     ) {
         self.request = request
         self.origin = origin
         self.credentialHeaderNames = credentialHeaderNames
-        self.pump = pump
         self.hasStreamedBody = hasStreamedBody
         self.bufferLimit = bufferLimit
         self.state = Locked(State(body: StreamingBuffer(limit: bufferLimit)))
@@ -112,7 +110,6 @@ final class URLSessionStreamingExchange: NSObject, URLSessionDataDelegate, Senda
         head?.resume(throwing: CancellationError())
         ended?.reader?.resume(throwing: CancellationError())
         if ended?.wakeProducer == true { producerWake.signal() }
-        pump?.cancel()
         if let task {
             queue.async { task.cancel() }
         } else if let session {
@@ -238,7 +235,6 @@ final class URLSessionStreamingExchange: NSObject, URLSessionDataDelegate, Senda
     private func outcome(of state: State, error: (any Error)?, task: URLSessionTask) -> Result<Void, any Error> {
         if let failure = state.failure { return .failure(failure) }
         if state.challenged != nil { return .success(()) }
-        if let pumpFailure = pump?.failure { return .failure(pumpFailure) }
         guard let error else { return .success(()) }
         let head = task.response as? HTTPURLResponse
         return .failure(

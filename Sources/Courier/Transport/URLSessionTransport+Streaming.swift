@@ -56,14 +56,10 @@ extension URLSessionTransport {
         defer { if let spooled { try? FileManager.default.removeItem(at: spooled) } }
         let exchange = URLSessionStreamingExchange(
             request: urlRequest, origin: request.url, credentialHeaderNames: request.credentials.headerNames,
-            bufferLimit: Self.streamBufferBytes, pump: nil, hasStreamedBody: request.streamedBody != nil)
-        do {
-            let head = try await exchange.start(configuration: session.configuration)
-            return StreamedTransportResponse(
-                statusCode: head.statusCode, headers: Self.headers(of: head), body: exchange.body())
-        } catch {
-            throw error
-        }
+            bufferLimit: Self.streamBufferBytes, hasStreamedBody: request.streamedBody != nil)
+        let head = try await exchange.start(configuration: session.configuration)
+        return StreamedTransportResponse(
+            statusCode: head.statusCode, headers: Self.headers(of: head), body: exchange.body())
     }
 
     /// Writes a streamed body to a temporary file, from which FoundationNetworking then reads it.
