@@ -118,7 +118,7 @@ import Testing
             partition: nil,
             requestTime: date.now, responseTime: date.now)
         guard
-            case .serve(let fresh) = try await client.plan(
+            case .serve(let fresh, _) = try await client.plan(
                 Self.adapted(), policy: .useProtocolPolicy, partition: nil, id: id)
         else {
             Issue.record("a fresh entry is served")

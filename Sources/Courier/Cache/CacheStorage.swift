@@ -72,6 +72,9 @@ struct CacheStorage {
         var newer: Int?
         /// Toward the least recently used end.
         var older: Int?
+        /// The body as a caller decoded it, and the bytes it counts (its body's length) against the limits.
+        var decoded: DecodedValue?
+        var decodedBytes = 0
     }
 
     let limits: Limits
@@ -99,6 +102,8 @@ struct CacheStorage {
             slots[slot].map { node in
                 var entry = node.entry
                 entry.generation = node.id
+                entry.storageSlot = slot
+                entry.decoded = node.decoded
                 return Candidate(slot: slot, id: node.id, entry: entry)
             }
         }
@@ -171,6 +176,26 @@ struct CacheStorage {
         return Insertion(stored: true, replaced: replaced, evicted: evicted, generation: node.id)
     }
 
+    /// Keeps a decoded body beside the entry stored in `slot`, if it is still generation `id` and has none yet,
+    /// counting `bytes` more against the limits (evicting least recently used entries if needed). Returns how many
+    /// entries were evicted, or `nil` when the value is not kept (the entry is gone, or would not fit with it).
+    mutating func keepDecoded(_ value: DecodedValue, bytes: Int, slot: Int, id: UInt64) -> Int? {
+        guard slots.indices.contains(slot), let node = slots[slot], node.id == id, node.decoded == nil else {
+            return nil
+        }
+        let total = node.entry.byteCount + bytes
+        guard total <= limits.maxEntryBytes, total <= limits.maxBytes else { return nil }
+        slots[slot]?.decoded = value
+        slots[slot]?.decodedBytes = bytes
+        totalBytes += bytes
+        var evicted = 0
+        while totalBytes > limits.maxBytes, let victim = oldest, victim != slot {
+            remove(victim)
+            evicted += 1
+        }
+        return evicted
+    }
+
     /// Removes the variants for `url` and `partition` that `headers` select; returns how many.
     @discardableResult
     mutating func removeVariants(url: String, partition: CachePartition, matching headers: HeaderFields) -> Int {
@@ -220,7 +245,7 @@ struct CacheStorage {
         while let slot = cursor, let node = slots[slot] {
             guard node.older == previous, index[node.url]?[node.partition]?.contains(slot) == true else { return false }
             walked += 1
-            bytes += node.entry.byteCount
+            bytes += node.entry.byteCount + node.decodedBytes
             previous = slot
             cursor = node.newer
         }
@@ -237,7 +262,7 @@ struct CacheStorage {
         slots[slot] = nil
         freeSlots.append(slot)
         count -= 1
-        totalBytes -= node.entry.byteCount
+        totalBytes -= node.entry.byteCount + node.decodedBytes
         index[node.url]?[node.partition]?.removeAll { $0 == slot }
         if index[node.url]?[node.partition]?.isEmpty == true { index[node.url]?[node.partition] = nil }
         if index[node.url]?.isEmpty == true { index[node.url] = nil }

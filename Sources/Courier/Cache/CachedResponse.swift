@@ -43,6 +43,11 @@ public struct CachedResponse: Sendable {
     /// Which stored entry this is: set when a ``ResponseCache`` returns it, renewed by every store and merge, `0` for
     /// an entry no cache returned. A `304` merges only into the generation its conditional request was built from.
     var generation: UInt64 = 0
+    /// Where a ``ResponseCache`` holds this entry (set with ``generation``): a decoded value is kept beside it there.
+    var storageSlot: Int?
+    /// The body as a caller decoded it, kept beside a stored entry so that a fresh hit of the same type and decoder
+    /// skips decoding; `nil` until someone decoded it (see ``ResponseCache/keepDecoded(_:beside:)``).
+    var decoded: DecodedValue?
 
     /// The parsed `Cache-Control` of the response.
     let directives: CacheControl

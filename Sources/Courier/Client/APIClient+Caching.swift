@@ -41,7 +41,7 @@ extension APIClient {
         let store = Outgoing.Record.store(lookup: request, partition: partition, validating: nil)
         switch lookup {
         case .hit(let entry):
-            return .serve(entry.served(at: now))
+            return .serve(entry.served(at: now), entry: entry)
         case .unsatisfiable:
             throw .notCached(request.url)
         case .miss:

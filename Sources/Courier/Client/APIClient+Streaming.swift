@@ -65,7 +65,7 @@ extension APIClient {
             adapted, policy: request.cachePolicy, defaultFreshness: request.defaultFreshness, partition: call.partition,
             id: id)
         {
-        case .serve(let response):
+        case .serve(let response, _):
             exchange = StreamedExchange(
                 Exchange(request: adapted.request, response: response, attempts: 0, source: .cache))
         case .serveStale(let response, let revalidation):

@@ -135,8 +135,10 @@ public final class APIClient: Sendable {
             adapted, policy: request.cachePolicy, defaultFreshness: request.defaultFreshness, partition: call.partition,
             id: id)
         {
-        case .serve(let response):
-            exchange = Exchange(request: adapted.request, response: response, attempts: 0, source: .cache)
+        case .serve(let response, let entry):
+            exchange = Exchange(
+                request: adapted.request, response: response, attempts: 0, source: .cache,
+                decoded: decodedHit(entry, served: response, as: shared))
         case .serveStale(let response, let revalidation):
             revalidateInBackground(call, revalidation)
             exchange = Exchange(
@@ -196,6 +198,20 @@ public final class APIClient: Sendable {
             instrumentation.emit(call.id, .joinedFlight(leader: exchange.leader ?? call.id))
         }
         return exchange
+    }
+
+    /// A fresh hit's body as the caller's type: the value kept beside the stored entry, or decoded now and kept there
+    /// for the next hit (so a hit decodes once per stored response, not once per call). `nil` when the caller does not
+    /// share decoding (`APIRequest<Data>`, a type that is not `Sendable`) or the status is not acceptable; a value kept
+    /// for another type or decoder is passed on and ignored by the caller, who then decodes its own.
+    private func decodedHit(_ entry: CachedResponse, served response: TransportResponse, as shared: SharedDecoding?)
+        -> DecodedValue?
+    {
+        guard let shared, configuration.acceptableStatusCodes.contains(response.statusCode) else { return nil }
+        if let kept = entry.decoded { return kept }
+        let value = shared.decode(response)
+        configuration.cache?.keepDecoded(value, beside: entry)
+        return value
     }
 
     /// Serves a stale response now and revalidates it in a task of its own, at most once per stored response at a

@@ -2,8 +2,8 @@ import Foundation
 
 /// What the cache decided for one call: the value the path of a call switches over (see ``APIClient``).
 enum CachePlan: Sendable {
-    /// Serve this stored response; send nothing.
-    case serve(TransportResponse)
+    /// Serve this response, made from the stored `entry`; send nothing.
+    case serve(TransportResponse, entry: CachedResponse)
     /// Serve this stale response now (`stale-while-revalidate`) and send `revalidation` in the background.
     case serveStale(TransportResponse, revalidation: Outgoing)
     /// Send, then record the answer in the cache as the outgoing request says.

@@ -45,20 +45,35 @@ struct SharedDecoding: Sendable {
 
     /// The decoded body (or the decoding error), tagged with what it was decoded as.
     func decode(_ response: TransportResponse) -> DecodedValue {
-        DecodedValue(type: type, decoder: ObjectIdentifier(decoder), result: work(response, decoder))
+        DecodedValue(type: type, decoder: decoder, result: work(response, decoder))
     }
 }
 
-/// A body a flight decoded once, shared by its callers.
-struct DecodedValue: Sendable {
+/// A body decoded once, shared by the callers of its flight and kept beside a fresh cache entry for later hits.
+///
+/// A class, so that the exchange and the cache entry that carry it copy one reference. It holds its decoder: the
+/// match is by identity, and a decoder that could be freed while the value is stored could be followed by another
+/// one, configured differently, at the same address.
+final class DecodedValue: Sendable {
     let type: ObjectIdentifier
-    let decoder: ObjectIdentifier
+    let decoder: JSONDecoder
     let result: Result<any Sendable, APIError>
+
+    init(type: ObjectIdentifier, decoder: JSONDecoder, result: Result<any Sendable, APIError>) {
+        self.type = type
+        self.decoder = decoder
+        self.result = result
+    }
+
+    /// Whether decoding succeeded: only a value is kept in the cache, never a failure.
+    var isValue: Bool {
+        if case .success = result { true } else { false }
+    }
 
     /// The shared value when it was decoded as `T` by `decoder`; `nil` when the caller must decode its own.
     /// - Throws: The shared decoding error.
     func value<T>(as _: T.Type, decoder: JSONDecoder) throws(APIError) -> T? {
-        guard type == ObjectIdentifier(T.self), self.decoder == ObjectIdentifier(decoder) else { return nil }
+        guard type == ObjectIdentifier(T.self), self.decoder === decoder else { return nil }
         return try result.get() as? T
     }
 }

@@ -58,19 +58,22 @@ struct FlightTable<Key: Hashable & Sendable, Value: Sendable> {
     /// Records the task of a flight that was just started. Returns `true` when the flight was abandoned before
     /// its task could be attached, in which case the caller must cancel the task.
     mutating func attach(_ task: Task<Void, Never>, to key: Key, flightID: UInt64) -> Bool {
-        guard flights[key]?.id == flightID else { return true }
-        flights[key]?.task = task
+        // One lookup, then an update in place through the index.
+        guard let index = flights.index(forKey: key), flights.values[index].id == flightID else { return true }
+        flights.values[index].task = task
         return false
     }
 
     /// Removes the flight if it is still the one that reported, and hands back its waiters to resume.
-    mutating func finish(_ key: Key, flightID: UInt64) -> [Waiter] {
+    mutating func finish(_ key: Key, flightID: UInt64) -> [UInt64: Waiter] {
         reportedOutcomes += 1
         // An abandoned flight was removed when its last waiter left, and the key may now belong to a newer flight:
         // only the flight that is still in the table may remove the entry or resolve its waiters.
-        guard flights[key]?.id == flightID, let flight = flights.removeValue(forKey: key) else { return [] }
+        guard let index = flights.index(forKey: key), flights.values[index].id == flightID else { return [:] }
+        let flight = flights.remove(at: index).value
         waiting -= flight.waiters.count
-        return Array(flight.waiters.values)
+        // The waiters are handed back as they are stored: copying them into an array would allocate once per flight.
+        return flight.waiters
     }
 
     /// Withdraws a cancelled waiter. Returns the waiter to resume (nil if it was resumed already) and the task to

@@ -176,7 +176,7 @@ public actor RequestCoalescer<Key: Hashable & Sendable, Value: Sendable> {
                 outcome = .failure(error)
             }
             let waiters = table.withLock { $0.finish(key, flightID: flightID) }
-            for waiter in waiters {
+            for waiter in waiters.values {
                 waiter.resume(with: outcome)
             }
         }
