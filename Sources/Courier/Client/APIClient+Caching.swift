@@ -12,8 +12,10 @@ extension APIClient {
     ///   - defaultFreshness: The request's default freshness; the client's when `nil`.
     ///   - partition: The credential identity the response belongs to, or `nil` for anonymous requests.
     ///   - id: The call, for its events.
+    ///   - decoding: How the caller decodes, when a fresh hit may serve (and keep) a decoded value.
     func plan(
-        _ adapted: Adapted, policy: CachePolicy, defaultFreshness: Duration? = nil, partition: String?, id: CallID
+        _ adapted: Adapted, policy: CachePolicy, defaultFreshness: Duration? = nil, partition: String?, id: CallID,
+        decoding: SharedDecoding? = nil
     ) async throws(APIError) -> CachePlan {
         let request = adapted.request
         let now = configuration.currentDate()
@@ -41,7 +43,8 @@ extension APIClient {
         let store = Outgoing.Record.store(lookup: request, partition: partition, validating: nil)
         switch lookup {
         case .hit(let entry):
-            return .serve(entry.served(at: now), entry: entry)
+            let response = entry.served(at: now)
+            return .serve(response, decoded: decodedHit(entry, served: response, as: decoding))
         case .unsatisfiable:
             throw .notCached(request.url)
         case .miss:
@@ -54,6 +57,20 @@ extension APIClient {
         case .validate(let entry, let conditional):
             return send(conditional, .store(lookup: request, partition: partition, validating: entry), fallback: entry)
         }
+    }
+
+    /// A fresh hit's body as the caller's type: the value kept beside the stored entry, or decoded now and kept there
+    /// for the next hit (so a hit decodes once per stored response, not once per call). `nil` when the caller does not
+    /// share decoding (`APIRequest<Data>`, a type that is not `Sendable`) or the status is not acceptable; a value kept
+    /// for another type or decoder is passed on and ignored by the caller, who then decodes its own.
+    func decodedHit(_ entry: CachedResponse, served response: TransportResponse, as shared: SharedDecoding?)
+        -> DecodedValue?
+    {
+        guard let shared, configuration.acceptableStatusCodes.contains(response.statusCode) else { return nil }
+        if let kept = entry.decoded { return kept }
+        let value = shared.decode(response)
+        configuration.cache?.keepDecoded(value, beside: entry)
+        return value
     }
 
     /// Step 5, inside the flight: what the answer changes in the cache. A `304` to the cache's own validation merges

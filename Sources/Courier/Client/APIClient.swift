@@ -133,12 +133,11 @@ public final class APIClient: Sendable {
         let exchange: Exchange
         switch try await plan(
             adapted, policy: request.cachePolicy, defaultFreshness: request.defaultFreshness, partition: call.partition,
-            id: id)
+            id: id, decoding: shared)
         {
-        case .serve(let response, let entry):
+        case .serve(let response, let decoded):
             exchange = Exchange(
-                request: adapted.request, response: response, attempts: 0, source: .cache,
-                decoded: decodedHit(entry, served: response, as: shared))
+                request: adapted.request, response: response, attempts: 0, source: .cache, decoded: decoded)
         case .serveStale(let response, let revalidation):
             revalidateInBackground(call, revalidation)
             exchange = Exchange(
@@ -198,20 +197,6 @@ public final class APIClient: Sendable {
             instrumentation.emit(call.id, .joinedFlight(leader: exchange.leader ?? call.id))
         }
         return exchange
-    }
-
-    /// A fresh hit's body as the caller's type: the value kept beside the stored entry, or decoded now and kept there
-    /// for the next hit (so a hit decodes once per stored response, not once per call). `nil` when the caller does not
-    /// share decoding (`APIRequest<Data>`, a type that is not `Sendable`) or the status is not acceptable; a value kept
-    /// for another type or decoder is passed on and ignored by the caller, who then decodes its own.
-    private func decodedHit(_ entry: CachedResponse, served response: TransportResponse, as shared: SharedDecoding?)
-        -> DecodedValue?
-    {
-        guard let shared, configuration.acceptableStatusCodes.contains(response.statusCode) else { return nil }
-        if let kept = entry.decoded { return kept }
-        let value = shared.decode(response)
-        configuration.cache?.keepDecoded(value, beside: entry)
-        return value
     }
 
     /// Serves a stale response now and revalidates it in a task of its own, at most once per stored response at a
@@ -418,7 +403,8 @@ public final class APIClient: Sendable {
         throws(APIError)
         -> T
     {
-        if let data = response.body as? T { return data }
+        // A type comparison, not `as? T`: a dynamic cast looks up metadata on every call, and `Data` is the common case.
+        if T.self == Data.self { return unsafeBitCast(response.body, to: T.self) }
         do {
             return try decoder.decode(T.self, from: response.body)
         } catch {

@@ -2,8 +2,9 @@ import Foundation
 
 /// What the cache decided for one call: the value the path of a call switches over (see ``APIClient``).
 enum CachePlan: Sendable {
-    /// Serve this response, made from the stored `entry`; send nothing.
-    case serve(TransportResponse, entry: CachedResponse)
+    /// Serve this stored response, with its body already decoded as the caller asked when the cache kept that beside
+    /// it; send nothing.
+    case serve(TransportResponse, decoded: DecodedValue?)
     /// Serve this stale response now (`stale-while-revalidate`) and send `revalidation` in the background.
     case serveStale(TransportResponse, revalidation: Outgoing)
     /// Send, then record the answer in the cache as the outgoing request says.
