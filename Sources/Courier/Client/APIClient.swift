@@ -21,8 +21,8 @@ public final class APIClient: Sendable {
     /// The configuration the client was created with.
     public let configuration: Configuration
 
-    /// `baseURL` as text without trailing slashes, so that building a URL does not re-read the base.
-    let baseText: String
+    /// `baseURL` split into path and query once, so that building a URL does not re-read the base.
+    let base: URLBuilder.Base
     /// Keeps the deadlines of every attempt with one timer.
     let deadlines: DeadlineScheduler
     /// Shares one flight among callers of the same request.
@@ -48,7 +48,7 @@ public final class APIClient: Sendable {
     ///   - configuration: Transport, retries, adapters and the rest; see ``Configuration``.
     public init(baseURL: URL, configuration: Configuration = Configuration()) {
         self.baseURL = baseURL
-        self.baseText = URLBuilder.baseText(of: baseURL)
+        self.base = URLBuilder.Base(baseURL)
         self.configuration = configuration
         self.deadlines = DeadlineScheduler(clock: configuration.clock)
         self.scope = CredentialScope(baseURL: baseURL, configuration: configuration)
@@ -221,7 +221,7 @@ public final class APIClient: Sendable {
     /// origin (or with ``APIRequest/sendsCredentialsToAnyOrigin``).
     func prepare<T>(_ request: APIRequest<T>) throws(APIError) -> Prepared {
         try request.method.validate()
-        let url = try URLBuilder.url(base: baseText, path: request.path, query: request.query)
+        let url = try URLBuilder.url(base: base, path: request.path, query: request.query)
         let isTrusted = !URLBuilder.isAbsolute(request.path) || scope.trusts(url)
         var headers = request.headers
         headers.addMissing(

@@ -49,12 +49,18 @@ public struct RequestKey: Hashable, Sendable, CustomStringConvertible, CustomRef
     public init(_ request: TransportRequest, varyingOn extraHeaders: [String] = [], partition: String? = nil) {
         method = request.method
         url = Self.normalize(request.url)
-        let standard = Self.standardVaryingHeaders
-        let names = extraHeaders.isEmpty ? standard : standard + extraHeaders.map { $0.lowercased() }
-        varyingHeaders = names.compactMap { name in
-            request.headers[name].map { "\(name): \($0)" }
+        if request.headers.isEmpty {
+            // Most requests to an API carry no header of their own before authorization: nothing to look up.
+            varyingHeaders = []
+            credentials = []
+        } else {
+            let standard = Self.standardVaryingHeaders
+            let names = extraHeaders.isEmpty ? standard : standard + extraHeaders.map { $0.lowercased() }
+            varyingHeaders = names.compactMap { name in
+                request.headers[name].map { "\(name): \($0)" }
+            }
+            credentials = request.credentials.credentialLines(of: request.headers)
         }
-        credentials = request.credentials.credentialLines(of: request.headers)
         body = request.body
         self.partition = partition
         policy = request.credentials

@@ -104,7 +104,7 @@ extension APIClient {
     /// The call's URL as it will be sent, redacted; the path as given when no URL can be built from it.
     func redactedURL<T>(of request: APIRequest<T>) -> String {
         let redaction = instrumentation.redaction
-        guard let url = try? URLBuilder.url(base: baseText, path: request.path, query: request.query) else {
+        guard let url = try? URLBuilder.url(base: base, path: request.path, query: request.query) else {
             return redaction.redact(request.path)
         }
         return redaction.redact(url)

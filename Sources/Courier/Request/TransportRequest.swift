@@ -7,25 +7,53 @@ import Foundation
 /// Transports and adapters see only this value type.
 public struct TransportRequest: Sendable, Hashable {
     /// The request method.
-    public var method: RequestMethod
+    public var method: RequestMethod {
+        get { storage.fields.method }
+        _modify { yield &uniqueStorage().fields.method }
+    }
     /// The absolute URL of the target resource.
-    public var url: URL
+    public var url: URL {
+        get { storage.fields.url }
+        _modify { yield &uniqueStorage().fields.url }
+    }
     /// The header fields to send.
-    public var headers: HeaderFields
+    public var headers: HeaderFields {
+        get { storage.fields.headers }
+        _modify { yield &uniqueStorage().fields.headers }
+    }
     /// The body to send, or `nil` for none.
-    public var body: Data?
+    public var body: Data? {
+        get { storage.fields.body }
+        _modify { yield &uniqueStorage().fields.body }
+    }
     /// A body produced while it is sent (a file, a stream of chunks), sent instead of ``body`` when set.
     ///
     /// A transport that sends only buffered bodies reads it whole first; ``HTTPTransport/stream(_:)``'s default
     /// does that.
-    public var streamedBody: StreamedBody?
+    public var streamedBody: StreamedBody? {
+        get { storage.fields.streamedBody }
+        _modify { yield &uniqueStorage().fields.streamedBody }
+    }
     /// Which parts of this request are credentials: what its ``description`` and events redact, what
     /// partitions its cache entries and coalescing key, and what a transport strips when a redirect leads to
     /// another origin. ``APIClient`` sets its configured policy here; ``CredentialPolicy/standard`` by default.
-    public var credentials: CredentialPolicy
+    public var credentials: CredentialPolicy {
+        get { storage.fields.credentials }
+        _modify { yield &uniqueStorage().fields.credentials }
+    }
     /// Which redirects the transport follows for this request; ``RedirectPolicy/default`` (follow up to 20) unless
     /// the client's or the request's policy says otherwise.
-    public var redirectPolicy: RedirectPolicy = .default
+    public var redirectPolicy: RedirectPolicy {
+        get { storage.fields.redirectPolicy }
+        _modify { yield &uniqueStorage().fields.redirectPolicy }
+    }
+
+    /// The fields, behind one reference that copies share until one of them changes a field (copy on write).
+    ///
+    /// A request is copied into every step of a call (the plan, the flight, each attempt, the exchange every caller
+    /// of a flight receives); as a plain struct each copy retained and released its seven fields one by one, a
+    /// measurable share of a call (see `Scripts/instructions.sh`).
+    private var storage: Storage
 
     /// Creates a request.
     ///
@@ -39,11 +67,53 @@ public struct TransportRequest: Sendable, Hashable {
         method: RequestMethod = .get, url: URL, headers: HeaderFields = [:], body: Data? = nil,
         credentials: CredentialPolicy = .standard
     ) {
-        self.method = method
-        self.url = url
-        self.headers = headers
-        self.body = body
-        self.credentials = credentials
+        storage = Storage(method: method, url: url, headers: headers, body: body, credentials: credentials)
+    }
+
+    /// The storage, copied first when another request shares it.
+    private mutating func uniqueStorage() -> Storage {
+        if !isKnownUniquelyReferenced(&storage) { storage = storage.copy() }
+        return storage
+    }
+
+    /// Requests are equal when every field is.
+    public static func == (lhs: TransportRequest, rhs: TransportRequest) -> Bool {
+        lhs.storage === rhs.storage || lhs.storage.fields == rhs.storage.fields
+    }
+
+    /// Hashes what `==` compares.
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(storage.fields)
+    }
+}
+
+extension TransportRequest {
+    /// The fields of a ``TransportRequest``. Changed only through a request that holds the sole reference, which is
+    /// what makes sharing it across tasks safe.
+    fileprivate final class Storage: @unchecked Sendable {
+        struct Fields: Hashable {
+            var method: RequestMethod
+            var url: URL
+            var headers: HeaderFields
+            var body: Data?
+            var streamedBody: StreamedBody?
+            var credentials: CredentialPolicy
+            var redirectPolicy: RedirectPolicy = .default
+        }
+
+        var fields: Fields
+
+        init(method: RequestMethod, url: URL, headers: HeaderFields, body: Data?, credentials: CredentialPolicy) {
+            fields = Fields(method: method, url: url, headers: headers, body: body, credentials: credentials)
+        }
+
+        private init(fields: Fields) {
+            self.fields = fields
+        }
+
+        func copy() -> Storage {
+            Storage(fields: fields)
+        }
     }
 }
 

@@ -14,10 +14,10 @@ enum URLBuilder {
     private static let allowedInTarget = unreserved.union("!$&'()*+,;=:@/?%")
 
     /// - Parameters:
-    ///   - base: The base URL's text without trailing slashes (see ``baseText(of:)``).
+    ///   - base: The client's base URL, split once (see ``Base``).
     ///   - path: A path relative to the base, or an absolute URL.
     ///   - query: Query items to append.
-    static func url(base: String, path: String, query: [URLQueryItem]) throws(APIError) -> URL {
+    static func url(base: Base, path: String, query: [URLQueryItem]) throws(APIError) -> URL {
         let (target, isAbsolute) = try resolvedTarget(base: base, path: path)
         var text = target
         if !query.isEmpty {
@@ -29,19 +29,30 @@ enum URLBuilder {
         return url
     }
 
-    /// The base URL's text without the trailing slashes of its path and without a fragment (which is never sent),
-    /// its query kept; computed once per client.
-    static func baseText(of base: URL) -> String {
-        var text = base.absoluteString
-        if let hash = text.firstIndex(of: "#") { text = String(text[..<hash]) }
-        let query = text.firstIndex(of: "?").map { String(text[$0...]) } ?? ""
-        text.removeLast(query.count)
-        while text.hasSuffix("/") { text.removeLast() }
-        return query == "?" ? text : text + query
+    /// A base URL as every request's URL is built from it, split once per client.
+    struct Base: Sendable {
+        /// The text up to the end of the path, without the path's trailing slashes and without a fragment (which is
+        /// never sent).
+        let path: String
+        /// The base URL's query without its `?`, or `nil` when it has none (or an empty one).
+        let query: String?
+
+        /// The whole base: ``path``, then `?` and ``query`` when there is one.
+        var text: String { query.map { path + "?" + $0 } ?? path }
+
+        init(_ base: URL) {
+            var text = base.absoluteString
+            if let hash = text.firstIndex(of: "#") { text = String(text[..<hash]) }
+            let query = text.firstIndex(of: "?").map { String(text[text.index(after: $0)...]) }
+            if let query { text.removeLast(query.utf8.count + 1) }
+            while text.hasSuffix("/") { text.removeLast() }
+            path = text
+            self.query = query?.isEmpty == false ? query : nil
+        }
     }
 
     /// The URL text before the request's query items: either the absolute URL or base + path.
-    private static func resolvedTarget(base: String, path: String) throws(APIError) -> (String, Bool) {
+    private static func resolvedTarget(base: Base, path: String) throws(APIError) -> (String, Bool) {
         switch scheme(of: path) {
         case "http"?, "https"?:
             guard let url = URL(string: path), url.host?.isEmpty == false, url.fragment == nil else {
@@ -54,13 +65,18 @@ enum URLBuilder {
             break
         }
         let escaped = try escapePath(path)
-        guard !escaped.isEmpty else { return (base, false) }
-        let separator = escaped.hasPrefix("/") || escaped.hasPrefix("?") ? "" : "/"
-        guard let (basePath, baseQuery) = split(base) else { return (base + separator + escaped, false) }
+        guard !escaped.isEmpty else { return (base.text, false) }
+        let first = escaped.utf8.first
+        let needsSeparator = first != UInt8(ascii: "/") && first != UInt8(ascii: "?")
+        // The common case, a base without a query: one string, its storage allocated once.
+        var joined = String()
+        joined.reserveCapacity(base.path.utf8.count + escaped.utf8.count + 1)
+        joined.append(base.path)
+        if needsSeparator { joined.append("/") }
+        joined.append(escaped)
+        guard let baseQuery = base.query else { return (joined, false) }
         // The path goes before the base's query; the path's own query follows the base's.
-        guard let (path, pathQuery) = split(basePath + separator + escaped) else {
-            return (basePath + separator + escaped + "?" + baseQuery, false)
-        }
+        guard let (path, pathQuery) = split(joined) else { return (joined + "?" + baseQuery, false) }
         return (path + "?" + baseQuery + (pathQuery.isEmpty ? "" : "&" + pathQuery), false)
     }
 
