@@ -122,10 +122,15 @@ public final class APIClient: Sendable {
             callTimeout: request.callTimeout ?? configuration.callTimeout, now: deadlines.elapsed)
         // 2. Who is calling: the identity partitions the cache and the coalescing key, so two users never share a
         //    response. Only a target that may receive the client's credentials gets one.
-        let mayAuthorize = prepared.isTrusted || request.sendsCredentialsToAnyOrigin
+        //    (The checks written out here spare a call without an authenticator or adapters two async frames.)
+        let mayAuthorize =
+            configuration.authenticator != nil && (prepared.isTrusted || request.sendsCredentialsToAnyOrigin)
         let authorization = mayAuthorize ? try await authorization(for: request, within: limits) : nil
         // Adapters run once before the cache and the coalescer look, so `Vary` and the key see what is sent.
-        let adapted = try await adaptBeforeLookup(prepared.request)
+        let adapted =
+            configuration.adapters.isEmpty
+            ? Adapted(unadapted: prepared.request, request: prepared.request)
+            : try await adaptBeforeLookup(prepared.request)
         let call = Call(
             id: id, adapted: adapted, limits: limits, authorization: authorization, coalescing: request.coalescing,
             decoding: shared)
@@ -174,8 +179,8 @@ public final class APIClient: Sendable {
     /// call cannot be shared. The flight sends with retries, records the answer in the cache and decodes it once.
     private func sendShared(_ call: Call, _ outgoing: Outgoing) async throws -> Exchange {
         let flight: @Sendable () async throws -> Exchange = { [self] in
-            var exchange = try await record(
-                try await sendWithRetries(call, first: outgoing.request), outgoing, call: call)
+            var exchange = try await sendWithRetries(call, first: outgoing.request)
+            if outgoing.changesTheCache { exchange = try await record(exchange, outgoing, call: call) }
             if let decoding = call.decoding, configuration.acceptableStatusCodes.contains(exchange.response.statusCode)
             {
                 exchange.decoded = decoding.decode(exchange.response)

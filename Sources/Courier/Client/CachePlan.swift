@@ -45,4 +45,9 @@ struct Outgoing: Sendable {
     var requestTime: Date
     /// How long a response that names no lifetime stays fresh: the request's, else the client's.
     var defaultFreshness: Duration? = nil
+
+    /// Whether the answer is recorded at all; without a cache, or for a private call, there is nothing to record.
+    var changesTheCache: Bool {
+        if case .nothing = record { false } else { true }
+    }
 }
