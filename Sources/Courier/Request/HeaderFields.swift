@@ -38,6 +38,8 @@ public struct HeaderFields: Sendable, Hashable, ExpressibleByDictionaryLiteral {
         /// Whether this field is named `name`, ignoring ASCII case, without allocating: header lookups run
         /// on every request, and lower-casing the name each time showed up in profiles.
         func hasName(_ name: String) -> Bool {
+            // Most fields a lookup passes have a name of another length: settled without reading a byte.
+            guard canonicalName.utf8.count == name.utf8.count else { return false }
             var expected = canonicalName.utf8.makeIterator()
             for byte in name.utf8 {
                 let folded = byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") ? byte | 0x20 : byte
