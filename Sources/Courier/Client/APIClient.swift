@@ -23,6 +23,8 @@ public final class APIClient: Sendable {
 
     /// `baseURL` split into path and query once, so that building a URL does not re-read the base.
     let base: URLBuilder.Base
+    /// URLs this client built lately, so that calling one again does not parse it again.
+    let recentURLs = RecentURLs()
     /// Keeps the deadlines of every attempt with one timer.
     let deadlines: DeadlineScheduler
     /// Shares one flight among callers of the same request.
@@ -226,7 +228,8 @@ public final class APIClient: Sendable {
     /// origin (or with ``APIRequest/sendsCredentialsToAnyOrigin``).
     func prepare<T>(_ request: APIRequest<T>) throws(APIError) -> Prepared {
         try request.method.validate()
-        let url = try URLBuilder.url(base: base, path: request.path, query: request.query)
+        let url = try URLBuilder.url(
+            base: base, path: request.path, query: request.query, recent: recentURLs)
         let isTrusted = !URLBuilder.isAbsolute(request.path) || scope.trusts(url)
         var headers = request.headers
         headers.addMissing(

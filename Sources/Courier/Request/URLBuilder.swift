@@ -17,13 +17,17 @@ enum URLBuilder {
     ///   - base: The client's base URL, split once (see ``Base``).
     ///   - path: A path relative to the base, or an absolute URL.
     ///   - query: Query items to append.
-    static func url(base: Base, path: String, query: [URLQueryItem]) throws(APIError) -> URL {
+    ///   - recent: The client's recently built URLs, so that a URL built before is not parsed again.
+    static func url(base: Base, path: String, query: [URLQueryItem], recent: RecentURLs? = nil) throws(APIError)
+        -> URL
+    {
         let (target, isAbsolute) = try resolvedTarget(base: base, path: path)
         var text = target
         if !query.isEmpty {
             text += (target.contains("?") ? "&" : "?") + encode(query)
         }
-        guard let url = URL(string: text), !isAbsolute || url.host != nil else {
+        let parsed = recent.map { $0.url(text) } ?? URL(string: text)
+        guard let url = parsed, !isAbsolute || url.host != nil else {
             throw .invalidRequest(.invalidURL(text))
         }
         return url
