@@ -13,32 +13,39 @@ import Foundation
 public struct CachedResponse: Sendable {
     /// The stored response: status, header fields (hop-by-hop fields removed, RFC 9111 §3.1, and `Set-Cookie`, which
     /// belongs to the caller who received it) and body.
-    public internal(set) var response: TransportResponse
+    public internal(set) var response: TransportResponse {
+        get { stored.fields.response }
+        set {
+            var fields = stored.fields
+            fields.response = newValue
+            stored = Stored(fields)
+        }
+    }
     /// When the request that produced (or last revalidated) this response was sent (`request_time`, §4.2.3).
-    public let requestTime: Date
+    public var requestTime: Date { stored.fields.requestTime }
     /// When that response was received (`response_time`, §4.2.3).
-    public let responseTime: Date
+    public var responseTime: Date { stored.fields.responseTime }
     /// How long the response stays fresh after it was generated, in seconds (RFC 9111 §4.2.1): `max-age`, else
     /// `Expires` − `Date`, else the caller's default freshness where it applies, else the heuristic 10% of `Date` −
     /// `Last-Modified` (§4.2.2), else `0`.
-    public let freshnessLifetime: TimeInterval
+    public var freshnessLifetime: TimeInterval { stored.fields.freshnessLifetime }
     /// Whether ``freshnessLifetime`` is a heuristic (§4.2.2) rather than what the server said.
-    public let isHeuristic: Bool
+    public var isHeuristic: Bool { stored.fields.isHeuristic }
     /// The `ETag` of the stored response, used for `If-None-Match` (§4.3.1).
-    public let etag: String?
+    public var etag: String? { stored.fields.etag }
     /// The `Last-Modified` value, when it is a valid HTTP date; used for `If-Modified-Since` (§4.3.1).
-    public let lastModified: String?
+    public var lastModified: String? { stored.fields.lastModified }
     /// The bytes this entry counts against ``ResponseCache/maxBytes``: the UTF-8 length of every stored header
     /// name and value plus the body length, `Σ (name.utf8.count + value.utf8.count) + body.count`.
-    public let byteCount: Int
+    public var byteCount: Int { stored.fields.byteCount }
 
     /// The part of the representation a stored `206` holds (RFC 9111 §3.3); `nil` for a complete response, and for
     /// a `206` whose `Content-Range` is missing or malformed (never stored).
-    let contentRange: ContentRange?
+    var contentRange: ContentRange? { stored.fields.contentRange }
 
     /// The lifetime the caller chose for responses that name none, in seconds; kept so that a `304` merge and a
     /// later process apply it again.
-    let defaultFreshness: TimeInterval?
+    var defaultFreshness: TimeInterval? { stored.fields.defaultFreshness }
 
     /// Which stored entry this is: set when a ``ResponseCache`` returns it, renewed by every store and merge, `0` for
     /// an entry no cache returned. A `304` merges only into the generation its conditional request was built from.
@@ -50,15 +57,43 @@ public struct CachedResponse: Sendable {
     var decoded: DecodedValue?
 
     /// The parsed `Cache-Control` of the response.
-    let directives: CacheControl
+    var directives: CacheControl { stored.fields.directives }
     /// `corrected_initial_age` (§4.2.3), fixed when the response was received.
-    let correctedInitialAge: TimeInterval
+    var correctedInitialAge: TimeInterval { stored.fields.correctedInitialAge }
     /// Lowercased names from `Vary` (§4.1), and the request's values for them when the response was stored.
-    let varyNames: [String]
-    let varyValues: [String?]
+    var varyNames: [String] { stored.fields.varyNames }
+    var varyValues: [String?] { stored.fields.varyValues }
     /// `Vary: *` (§4.1), or a `Vary` longer than ``maxVaryNames``: the response matches no later request and is
     /// never stored.
-    let variesOnEverything: Bool
+    var variesOnEverything: Bool { stored.fields.variesOnEverything }
+
+    /// What the entry holds, parsed once, behind one reference: a lookup copies the entry out of storage and through
+    /// the plan, and as a plain struct of fifteen fields each copy moved and retained all of them.
+    private var stored: Stored
+
+    struct Fields: Sendable {
+        var response: TransportResponse
+        var requestTime: Date
+        var responseTime: Date
+        var freshnessLifetime: TimeInterval
+        var isHeuristic: Bool
+        var etag: String?
+        var lastModified: String?
+        var byteCount: Int
+        var contentRange: ContentRange?
+        var defaultFreshness: TimeInterval?
+        var directives: CacheControl
+        var correctedInitialAge: TimeInterval
+        var varyNames: [String]
+        var varyValues: [String?]
+        var variesOnEverything: Bool
+    }
+
+    /// The parsed fields, immutable: an entry that changes one (a range served from it) gets a new box.
+    final class Stored: Sendable {
+        let fields: Fields
+        init(_ fields: Fields) { self.fields = fields }
+    }
 
     /// The most `Vary` names a stored response may list. A server controls `Vary`, and each name costs a header
     /// lookup on every hit of that URL: a 7 kB `Vary` of 1,000 names made every hit 28–38× slower. Real responses
@@ -113,32 +148,35 @@ public struct CachedResponse: Sendable {
         for name in Self.fieldsNeverStored.union(listed) where headers.contains(name) {
             headers.remove(name: name)
         }
-        self.response = TransportResponse(statusCode: response.statusCode, headers: headers, body: response.body)
-        self.requestTime = requestTime
-        self.responseTime = responseTime
-        directives = CacheControl.parse(headers.values(for: "Cache-Control"))
+        let stored = TransportResponse(statusCode: response.statusCode, headers: headers, body: response.body)
+        let directives = CacheControl.parse(headers.values(for: "Cache-Control"))
         let date = headers["Date"].flatMap { HTTPDate.parse($0, now: responseTime) }
         let dateValue = date ?? responseTime  // RFC 9110 §6.6.1: a recipient with a clock supplies the Date.
         let lastModifiedDate = headers["Last-Modified"].flatMap { HTTPDate.parse($0, now: responseTime) }
         // §4.2.1: an invalid Expires (such as "0") is a time in the past.
         let expires = headers["Expires"].map { HTTPDate.parse($0, now: responseTime) ?? .distantPast }
-        self.defaultFreshness = defaultFreshness
         let lifetime = Freshness.lifetime(
             directives: directives, expires: expires, date: dateValue, lastModified: lastModifiedDate,
             statusCode: response.statusCode, defaultFreshness: defaultFreshness)
-        freshnessLifetime = lifetime.seconds
-        isHeuristic = lifetime.isHeuristic
-        correctedInitialAge = Freshness.correctedInitialAge(
+        let correctedInitialAge = Freshness.correctedInitialAge(
             ageValue: Freshness.ageValue(headers.values(for: "Age")), date: dateValue, requestTime: requestTime,
             responseTime: responseTime)
-        etag = headers["ETag"].map { $0.trimmingCharacters(in: .whitespaces) }.flatMap { $0.isEmpty ? nil : $0 }
-        lastModified = lastModifiedDate == nil ? nil : headers["Last-Modified"]
+        let etag = headers["ETag"].map { $0.trimmingCharacters(in: .whitespaces) }.flatMap { $0.isEmpty ? nil : $0 }
+        let lastModified = lastModifiedDate == nil ? nil : headers["Last-Modified"]
         let vary = Self.listValues(headers, "Vary")
-        variesOnEverything = vary.contains("*") || vary.count > Self.maxVaryNames
-        varyNames = variesOnEverything ? [] : vary
-        varyValues = varyNames.map { Self.normalizedValue(of: $0, in: request.headers) }
-        byteCount = headers.reduce(response.body.count) { $0 + $1.name.utf8.count + $1.value.utf8.count }
-        contentRange = response.statusCode == 206 ? headers["Content-Range"].flatMap(ContentRange.init) : nil
+        let variesOnEverything = vary.contains("*") || vary.count > Self.maxVaryNames
+        let varyNames = variesOnEverything ? [] : vary
+        let varyValues = varyNames.map { Self.normalizedValue(of: $0, in: request.headers) }
+        let byteCount = headers.reduce(response.body.count) { $0 + $1.name.utf8.count + $1.value.utf8.count }
+        let contentRange =
+            response.statusCode == 206 ? headers["Content-Range"].flatMap(ContentRange.init) : nil
+        self.stored = Stored(
+            Fields(
+                response: stored, requestTime: requestTime, responseTime: responseTime,
+                freshnessLifetime: lifetime.seconds, isHeuristic: lifetime.isHeuristic, etag: etag,
+                lastModified: lastModified, byteCount: byteCount, contentRange: contentRange,
+                defaultFreshness: defaultFreshness, directives: directives, correctedInitialAge: correctedInitialAge,
+                varyNames: varyNames, varyValues: varyValues, variesOnEverything: variesOnEverything))
     }
 
     /// The current age in seconds (`current_age`, RFC 9111 §4.2.3).
