@@ -85,7 +85,12 @@ import Testing
         let bytes =
             Self.head("HTTP/1.1 200 OK", "Content-Type: application/json", "Content-Length: 100000")
             + Data(repeating: UInt8(ascii: "x"), count: 20_000)
-        rig.server.route("GET", "/reset") { _ in .reset(after: bytes) }
+        // The reply waits until the other nine callers have joined the flight: on a loaded machine a caller that
+        // started late would otherwise find the flight over and send a second request.
+        rig.server.route("GET", "/reset") { [client = rig.client] _ in
+            for _ in 0..<100_000 where await client.coalescer.waiterCount < 10 { await Task.yield() }
+            return .reset(after: bytes)
+        }
 
         let outcomes = await rig.outcomes("/reset", callers: 10)
 
