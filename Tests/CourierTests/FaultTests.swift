@@ -49,6 +49,13 @@ import Testing
             return names
         }
 
+        /// `reply`, once `callers` callers wait on the client's coalescer: on a loaded machine a caller that started
+        /// late would otherwise find the flight over and send a request of its own. Bounded, like every wait here.
+        func whenJoined(_ callers: Int, _ reply: TestServer.Reply) async -> TestServer.Reply {
+            for _ in 0..<100_000 where await client.coalescer.waiterCount < callers { await Task.yield() }
+            return reply
+        }
+
         /// Expects every table empty (and `cacheEntries` entries cached), and that no refresh happened.
         func expectDrained(
             cacheEntries: Int = 0, refreshes: Int = 0, sourceLocation: SourceLocation = #_sourceLocation
@@ -85,12 +92,7 @@ import Testing
         let bytes =
             Self.head("HTTP/1.1 200 OK", "Content-Type: application/json", "Content-Length: 100000")
             + Data(repeating: UInt8(ascii: "x"), count: 20_000)
-        // The reply waits until the other nine callers have joined the flight: on a loaded machine a caller that
-        // started late would otherwise find the flight over and send a second request.
-        rig.server.route("GET", "/reset") { [client = rig.client] _ in
-            for _ in 0..<100_000 where await client.coalescer.waiterCount < 10 { await Task.yield() }
-            return .reset(after: bytes)
-        }
+        rig.server.route("GET", "/reset") { [rig] _ in await rig.whenJoined(10, .reset(after: bytes)) }
 
         let outcomes = await rig.outcomes("/reset", callers: 10)
 
@@ -105,7 +107,7 @@ import Testing
     @Test func aCloseBeforeTheStatusLineIsABadServerResponseAndIsNotRetried() async throws {
         let rig = try Rig(retryPolicy: RetryPolicy(jitter: .none))
         defer { rig.server.shutdown() }
-        rig.server.route("GET", "/closed") { _ in .close }
+        rig.server.route("GET", "/closed") { [rig] _ in await rig.whenJoined(5, .close) }
 
         let outcomes = await rig.outcomes("/closed", callers: 5)
 
@@ -336,8 +338,9 @@ import Testing
     @Test func aServerThatRefusesEveryTokenCostsOneRefreshAndOneResend() async throws {
         let rig = try Rig()
         defer { rig.server.shutdown() }
-        rig.server.route("GET", "/me") { _ in
-            .json(#"{"error":"invalid_token"}"#, status: 401, headers: [("WWW-Authenticate", "Bearer")])
+        rig.server.route("GET", "/me") { [rig] _ in
+            await rig.whenJoined(
+                10, .json(#"{"error":"invalid_token"}"#, status: 401, headers: [("WWW-Authenticate", "Bearer")]))
         }
 
         let outcomes = await rig.outcomes("/me", callers: 10)
