@@ -43,6 +43,7 @@ let package = Package(
             dependencies: [
                 "CourierAsyncHTTPClient",
                 .product(name: "Courier", package: "Courier"),
+                .product(name: "CourierTesting", package: "Courier"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
