@@ -1,9 +1,14 @@
 #!/usr/bin/env bash
-# Peak resident memory of a 1 GiB download to a file and a 1 GiB upload from a file through Courier over
-# URLSessionTransport, against a loopback server (Python's standard library, started here). Prints a Markdown table
-# for Docs/Benchmarks.md. Linux only (it reads /proc/self/status). Takes about two minutes plus a release build.
+# Peak resident memory of a 1 GiB download to a file and a 1 GiB upload from a file through Courier, over
+# URLSessionTransport and over AsyncHTTPClientTransport (Integrations/CourierAsyncHTTPClient), against a loopback
+# server (Python's standard library, started here). Each transfer runs in a process of its own (so that one's freed
+# memory cannot hide in the next one's baseline), RUNS times. Prints a Markdown table for Docs/Benchmarks.md. Linux
+# only (it reads /proc/self/status). Takes a few minutes plus a release build of SwiftNIO and AsyncHTTPClient.
 #
 #   bash Scripts/streaming-memory.sh [bytes]      default 1073741824 (1 GiB)
+#   TRANSPORTS="urlsession asynchttpclient"       which transports (both by default)
+#   MODES="download upload"                       which transfers (both by default)
+#   RUNS=3                                        processes per transport and transfer
 set -euo pipefail
 cd "$(dirname "$0")/.."
 size=${1:-1073741824}
@@ -58,4 +63,13 @@ PY
 server=$!
 trap 'kill $server' EXIT
 sleep 1
-Benchmarks/StreamingMemory/.build/release/StreamingMemory "http://127.0.0.1:$port" "$size" "${MODE:-both}"
+binary=$(swift build -c release --package-path Benchmarks/StreamingMemory --show-bin-path)/StreamingMemory
+echo "| transport | transfer | size | baseline RSS | peak RSS | peak over baseline | time | rate |"
+echo "|---|---|---|---|---|---|---|---|"
+for transport in ${TRANSPORTS:-urlsession asynchttpclient}; do
+    for mode in ${MODES:-download upload}; do
+        for _ in $(seq 1 "${RUNS:-3}"); do
+            "$binary" "http://127.0.0.1:$port" "$size" "$mode" "$transport" | grep -v -e '^| transport' -e '^|---'
+        done
+    done
+done

@@ -1,13 +1,22 @@
 // swift-tools-version: 6.1
-// Peak memory of a 1 GiB download to a file and a 1 GiB upload from a file through Courier, against a loopback
-// server: run with Scripts/streaming-memory.sh.
+// Peak memory of a 1 GiB download to a file and a 1 GiB upload from a file through Courier, over URLSessionTransport
+// or AsyncHTTPClientTransport, against a loopback server: run with Scripts/streaming-memory.sh.
 import PackageDescription
 
 let package = Package(
     name: "StreamingMemory",
     platforms: [.macOS(.v15)],
-    dependencies: [.package(name: "Courier", path: "../..")],
+    dependencies: [
+        .package(name: "Courier", path: "../.."),
+        .package(name: "CourierAsyncHTTPClient", path: "../../Integrations/CourierAsyncHTTPClient"),
+    ],
     targets: [
-        .executableTarget(name: "StreamingMemory", dependencies: [.product(name: "Courier", package: "Courier")])
+        .executableTarget(
+            name: "StreamingMemory",
+            dependencies: [
+                .product(name: "Courier", package: "Courier"),
+                .product(name: "CourierAsyncHTTPClient", package: "CourierAsyncHTTPClient"),
+            ]
+        )
     ]
 )

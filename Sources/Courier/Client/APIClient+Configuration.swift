@@ -74,7 +74,7 @@ extension APIClient {
         ///
         /// It also bounds what a caller waits for before its attempt: a token refresh, and a flight it joined
         /// (a joiner leaves with ``APIError/timedOut(_:)`` when its own timeout passes, and the flight goes on for
-        /// the others).
+        /// the others); and, for a streamed body, each wait for its next chunk (see ``APIRequest/timeout``).
         public var timeout: Duration
         /// The deadline of a whole call when the request sets none: every wait (a token refresh, a shared flight,
         /// each attempt, the delays between retries) ends by it, and a retry whose delay (`Retry-After` included)

@@ -8,6 +8,8 @@ extension APIClient {
     /// The body is written to a temporary file next to `destination` and moved into place (replacing what is there)
     /// only once it is complete. A download that fails or is cancelled removes its temporary file and leaves
     /// `destination` as it was. Memory stays bounded whatever the size (the transport's buffer plus one chunk).
+    /// A server that stops sending for the request's ``APIRequest/timeout`` fails the download with
+    /// ``APIError/timedOut(_:)``; a download that keeps receiving bytes may take as long as it needs.
     ///
     /// The call takes the steps of ``stream(_:)``: adapters, authorization and one resend after a `401`, retries
     /// decided on the head, the cache (a stored body is written out like a fresh one, and a body within

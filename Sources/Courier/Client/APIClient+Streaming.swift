@@ -9,7 +9,8 @@ extension APIClient {
     /// The call goes through the same steps as `send(_:)`: adapters, authorization with one
     /// refresh and resend after a `401`, retries (decided on the head: once an acceptable head arrived, a failure
     /// while reading the body is the caller's to handle), deadlines (``APIRequest/timeout`` bounds the wait for the
-    /// head; the reading is paced and ended by the caller), events and redaction.
+    /// head, then each wait for the next chunk: a body that stalls that long fails with ``APIError/timedOut(_:)``;
+    /// the reading as a whole is paced and ended by the caller), events and redaction.
     ///
     /// - Streamed calls are never coalesced: sharing one transfer would mean keeping every byte for the joiner that
     ///   reads slowest or arrives last, which is the memory a stream exists to save.

@@ -20,7 +20,8 @@ public enum APIError: Error, Sendable {
     /// The transport could not complete the exchange: the connection failed, the host was not found,
     /// the server closed the connection. Carries what kind of failure it was and the transport's error.
     case transport(TransportFailure, underlying: any Error)
-    /// An attempt took longer than its deadline and was abandoned.
+    /// An attempt took longer than its deadline and was abandoned; or, reading a streamed body, no chunk arrived
+    /// within the request's ``APIRequest/timeout`` and the transfer was stopped.
     case timedOut(Duration)
     /// The server answered with a status code the client does not accept (by default, anything outside
     /// 2xx). Carries the whole response, body included, so the server's error message can be read.

@@ -33,7 +33,8 @@ extension APIClient {
             let outcome: RetryContext.Outcome
             do {
                 let timeout = call.limits.nextWait(now: deadlines.elapsed)
-                let head = try await streamOnce(sent, timeout: timeout, attempt: attempt, id: call.id)
+                let head = try await streamOnce(
+                    sent, timeout: timeout, idleTimeout: call.limits.timeout, attempt: attempt, id: call.id)
                 if configuration.acceptableStatusCodes.contains(head.statusCode) {
                     return StreamedExchange(request: sent, response: head, attempts: attempt, source: .network)
                 }
@@ -74,17 +75,21 @@ extension APIClient {
         if let body = request.streamedBody, !body.isReplayable { throw .invalidRequest(.bodyNotReplayable) }
     }
 
-    /// One streamed attempt: the deadline bounds the wait for the head, not the reading of the body, which the
-    /// caller paces (and ends by cancelling its task).
-    private func streamOnce(_ request: TransportRequest, timeout: Duration, attempt: Int, id: CallID) async throws
-        -> StreamedTransportResponse
-    {
+    /// One streamed attempt: `timeout` bounds the wait for the head, and `idleTimeout` (the attempt's timeout,
+    /// not cut to what is left of the call) each wait for the next chunk of the body, so that a server that sends the
+    /// head and then falls silent fails the reader with ``APIError/timedOut(_:)`` instead of hanging it. The
+    /// reading as a whole is not bounded: the caller paces it (and ends it by cancelling its task), and a download
+    /// may take an hour as long as its bytes keep coming.
+    private func streamOnce(
+        _ request: TransportRequest, timeout: Duration, idleTimeout: Duration, attempt: Int, id: CallID
+    ) async throws -> StreamedTransportResponse {
         let transport = configuration.transport
         let start = instrumentation.attemptSent(request, attempt: attempt, id: id)
         do {
-            let head = try await Deadline.run(timeout: timeout, scheduler: deadlines) {
+            var head = try await Deadline.run(timeout: timeout, scheduler: deadlines) {
                 try await transport.stream(request)
             }
+            head.body = head.body.idleTimeout(idleTimeout, scheduler: deadlines)
             instrumentation.received(
                 TransportResponse(statusCode: head.statusCode, headers: head.headers), attempt: attempt, since: start,
                 id: id)

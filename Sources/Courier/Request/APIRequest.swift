@@ -50,6 +50,14 @@ public struct APIRequest<Value>: Sendable {
     /// The longest one attempt may take before it fails with ``APIError/timedOut(_:)``; `nil` uses the
     /// client's ``APIClient/Configuration/timeout``. Courier enforces it on its own clock, so
     /// sub-second deadlines work on every platform.
+    ///
+    /// For a streamed response (``APIClient/stream(_:)``, ``APIClient/download(_:to:)``, server-sent events) it
+    /// bounds the wait for the head and then, as an idle timeout, each wait for the next chunk of the body: a server
+    /// that sends the head and falls silent fails the reader with ``APIError/timedOut(_:)`` and the transfer is
+    /// stopped. Only waiting counts (a reader that takes its time between chunks is never timed out), and each chunk
+    /// starts the count again, so a long download runs as long as its bytes keep coming. An event stream that
+    /// may stay silent for longer (without comments to keep it alive) needs a longer timeout; when it passes, the
+    /// stream reconnects.
     public var timeout: Duration?
     /// The deadline of the whole call, retries and waits included; `nil` uses the client's
     /// ``APIClient/Configuration/callTimeout``.

@@ -139,7 +139,10 @@ extension APIClient {
     ///
     /// Each connection is a streamed call (``stream(_:)``): adapters, authorization and one resend after a `401`,
     /// retries of the connection itself, events and redaction, with `Accept: text/event-stream` and, when known,
-    /// `Last-Event-ID`. It is never coalesced or cached.
+    /// `Last-Event-ID`. It is never coalesced or cached. A connection that stays silent for the request's
+    /// ``APIRequest/timeout`` (the client's, 60 seconds, by default) counts as dropped and is reconnected: a server
+    /// that may stay silent longer keeps the stream alive with comments (`:` lines), or the request sets a longer
+    /// timeout.
     ///
     /// ```swift
     /// for try await event in client.serverSentEvents(APIRequest<Data>.get("/notifications")) {

@@ -11,12 +11,14 @@ import Foundation
 ///
 /// FoundationNetworking cannot pause a transfer: `URLSessionTask.suspend()` removes libcurl's handle from the
 /// session, and in a loopback test data kept arriving while suspended (3 MB/s after the suspend, the whole body in
-/// the end). What does stop libcurl is its write callback not returning: it runs on the session's work queue and
-/// hands each chunk to the delegate queue. So every streamed exchange gets a session of its own whose delegate
-/// queue runs operations inline (``InlineDelegateQueue``): the delegate's `didReceive(_:)` runs inside libcurl's
-/// callback, and when the buffer is full it blocks there until the reader drains it. libcurl then stops reading the
-/// socket, TCP's window closes, and the server waits. Blocking is safe because the session serves this one task;
-/// the cost is a session per stream (no connection reuse between streams), small next to a body worth streaming.
+/// the end); resuming a suspended task sent the request again and appended the body from its start. What does stop
+/// libcurl is its write callback not returning: it runs on the session's work queue and hands each chunk to the
+/// delegate queue. So every streamed exchange gets a session of its own whose delegate queue runs operations inline
+/// (``InlineDelegateQueue``): the delegate's `didReceive(_:)` runs inside libcurl's callback, and once
+/// ``URLSessionTransport/streamPauseBytes`` wait unread it waits there until the reader drains them. libcurl then
+/// stops reading the socket, TCP's window closes, and the server waits. That wait is bounded (`longestWait`),
+/// because all sessions of the process share one work queue: see `urlSession(_:dataTask:didReceive:)`. The cost is
+/// a session per stream (no connection reuse between streams), small next to a body worth streaming.
 ///
 /// ## Ending
 ///
@@ -38,6 +40,8 @@ final class URLSessionStreamingExchange: NSObject, URLSessionDataDelegate, Senda
 
     private let state: Locked<State>
     private let producerWake = DispatchSemaphore(value: 0)
+    /// The longest a delivery callback waits for the reader (see `urlSession(_:dataTask:didReceive:)`).
+    static let longestWait = DispatchTimeInterval.milliseconds(50)
     /// Where the session is made, its task resumed and cancelled, and the session invalidated: each of them waits
     /// for the session's work queue, which must never be this exchange's blocked callback.
     private let queue = DispatchQueue(label: "Courier.URLSessionStreamingExchange")
@@ -57,7 +61,8 @@ final class URLSessionStreamingExchange: NSObject, URLSessionDataDelegate, Senda
         self.credentialHeaderNames = credentialHeaderNames
         self.hasStreamedBody = hasStreamedBody
         self.bufferLimit = bufferLimit
-        self.state = Locked(State(body: StreamingBuffer(limit: bufferLimit)))
+        self.state = Locked(
+            State(body: StreamingBuffer(limit: bufferLimit, pauseAt: URLSessionTransport.streamPauseBytes)))
     }
 
     // MARK: Driving the Exchange
@@ -161,10 +166,20 @@ final class URLSessionStreamingExchange: NSObject, URLSessionDataDelegate, Senda
         switch state.withLock({ $0.body.push(data) }) {
         case .proceed: break
         case .deliver(let reader, let chunk): reader.resume(returning: chunk)
-        case .block:
-            // Never wait here: every URLSession of the process runs its callbacks on one shared queue, so waiting for
-            // the reader would stop them all (and the reader may need a thread one of them holds). A reader this far
-            // behind ends the stream instead; what is buffered is still delivered first.
+        case .wait:
+            // Back-pressure, bounded in time: while this callback waits libcurl reads no more, TCP's window closes
+            // and the server waits. But every URLSession of the process runs its callbacks on one shared queue, so
+            // the wait stops them all, and the reader may need a thread that one of them holds: so it never lasts
+            // longer than `longestWait`. A wait that runs out means the reader is stalled, not slow; the buffer then
+            // takes the bytes (to `bufferLimit`) without waiting again until the reader has caught up.
+            if producerWake.wait(timeout: .now() + Self.longestWait) == .timedOut,
+                state.withLock({ $0.body.producerStoppedWaiting() })
+            {
+                producerWake.wait()  // the wake-up sent as the wait ran out: taken, so that it ends no later wait
+            }
+        case .overflow:
+            // A reader this far behind ends the stream rather than let memory grow; what is buffered is still
+            // delivered first.
             endBody(.failure(APIError.responseTooLarge(limit: bufferLimit)))
             queue.async { dataTask.cancel() }
         }
