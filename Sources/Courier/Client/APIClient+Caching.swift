@@ -13,6 +13,7 @@ extension APIClient {
     ///   - partition: The credential identity the response belongs to, or `nil` for anonymous requests.
     ///   - id: The call, for its events.
     ///   - decoding: How the caller decodes, when a fresh hit may serve (and keep) a decoded value.
+    @inline(__always)
     func plan(
         _ adapted: Adapted, policy: CachePolicy, defaultFreshness: Duration? = nil, partition: String?, id: CallID,
         decoding: SharedDecoding? = nil

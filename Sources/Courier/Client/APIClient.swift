@@ -163,6 +163,7 @@ public final class APIClient: Sendable {
 
     /// ``sendShared(_:_:)``, with the stored response standing in when the server fails and the response allows it
     /// (`stale-if-error`, RFC 5861 §4).
+    @inline(__always)
     private func sendServingStaleOnError(_ call: Call, _ outgoing: Outgoing) async throws -> Exchange {
         let exchange: Exchange
         do {
@@ -192,9 +193,9 @@ public final class APIClient: Sendable {
         guard !call.adapted.isPrivate,
             let key = coalescingKey(for: outgoing.request, policy: call.coalescing, partition: call.partition)
         else { return try await flight() }
-        let now = deadlines.elapsed
         let bound = RequestCoalescer<RequestKey, Exchange>.WaitBound(
-            scheduler: deadlines, leading: call.limits.remaining(now: now), joining: call.limits.nextWait(now: now),
+            scheduler: deadlines, leading: call.limits.remaining(now: self.deadlines.elapsed),
+            joining: call.limits.nextWait(now: self.deadlines.elapsed),
             error: { APIError.timedOut($0) })
         let coalesced = try await coalescer.run(key, bound: bound, operation: flight)
         var exchange = coalesced.value
@@ -278,6 +279,7 @@ public final class APIClient: Sendable {
     /// With an authorization, each attempt carries a valid credential and a `401` earns one refresh and one resend.
     /// The resend counts in ``APIResponse/attempts`` but not against the retry policy. The first attempt sends `first`
     /// as it is (adapters already applied); later ones adapt again, so signatures and timestamps are fresh.
+    @inline(__always)
     func sendWithRetries(_ call: Call, first: TransportRequest) async throws -> Exchange {
         // Bound again here: the flight may run in a task of its own, and its refreshes belong to its leader.
         // Only a call with a credential can refresh, so only it pays for binding the scope.
@@ -381,6 +383,7 @@ public final class APIClient: Sendable {
 
     /// One attempt on the wire, bounded by the deadline. Errors that are not ``APIError`` or
     /// cancellation become ``APIError/transport(_:underlying:)`` of kind ``TransportFailure/other``.
+    @inline(__always)
     private func sendOnce(
         _ request: TransportRequest, timeout: Duration, attempt: Int, id: CallID, timings: inout FlightTimings
     ) async throws -> TransportResponse {

@@ -9,24 +9,27 @@ struct CallLimits: Sendable {
     /// When the whole call must be over, as time elapsed on the scheduler's clock; `nil` when it has no such bound.
     let end: Duration?
 
-    init(timeout: Duration, callTimeout: Duration?, now: Duration) {
+    /// `now` is read only when there is a `callTimeout`: most calls have none, and each reading of the clock costs.
+    init(timeout: Duration, callTimeout: Duration?, now: @autoclosure () -> Duration) {
         self.timeout = timeout
-        end = callTimeout.map { now.saturatingAdding($0) }
+        end = callTimeout.map { now().saturatingAdding($0) }
     }
 
     /// What is left of the whole call, never negative; `nil` without a call deadline.
-    func remaining(now: Duration) -> Duration? {
-        end.map { max(.zero, $0 - now) }
+    func remaining(now: @autoclosure () -> Duration) -> Duration? {
+        end.map { max(.zero, $0 - now()) }
     }
 
     /// The bound of the next wait: the attempt timeout, cut to what is left of the call.
-    func nextWait(now: Duration) -> Duration {
-        remaining(now: now).map { min(timeout, $0) } ?? timeout
+    func nextWait(now: @autoclosure () -> Duration) -> Duration {
+        remaining(now: now()).map { min(timeout, $0) } ?? timeout
     }
 
     /// `decision`, unless it retries after a delay that would outlast the call: then no retry.
-    func allowing(_ decision: RetryDecision, now: Duration) -> RetryDecision {
-        guard case .retry(let delay) = decision, let left = remaining(now: now), delay >= left else { return decision }
+    func allowing(_ decision: RetryDecision, now: @autoclosure () -> Duration) -> RetryDecision {
+        guard case .retry(let delay) = decision, let left = remaining(now: now()), delay >= left else {
+            return decision
+        }
         return .doNotRetry
     }
 }

@@ -90,6 +90,7 @@ extension APIClient {
 
     /// Runs the call's work with the scope that tells the refresher which call a refresh belongs to; without an
     /// authenticator there is no refresh, and binding a task-local costs an allocation per call.
+    @inline(__always)
     private func performInScope<T>(_ request: APIRequest<T>, id: CallID, decodingOnce shared: SharedDecoding?)
         async throws -> Exchange
     {
