@@ -23,22 +23,57 @@ public struct RequestKey: Hashable, Sendable, CustomStringConvertible, CustomRef
     static let standardVaryingHeaders = representationHeaders + conditionalHeaders
 
     /// The request method.
-    public let method: RequestMethod
+    public var method: RequestMethod { parts.method }
     /// The normalized URL, credentials included (use ``description`` to print it).
-    public let url: String
+    public var url: String { parts.url }
     /// `name: value` for each representation header present, in a fixed order.
-    public let varyingHeaders: [String]
+    public var varyingHeaders: [String] { parts.varyingHeaders }
     /// The request body, when there is one.
-    public let body: Data?
+    public var body: Data? { parts.body }
     /// An identity that partitions keys, such as a user id; `nil` when the request is anonymous.
-    public let partition: String?
+    public var partition: String? { parts.partition }
     /// The credential header values, compared but never printed.
-    private let credentials: [String]
+    private var credentials: [String] { parts.credentials }
     /// What ``description`` redacts; not part of the key's identity.
-    private let policy: CredentialPolicy
-    /// The hash of what `==` compares, computed once: a flight's key is hashed on every join, attach and finish,
-    /// and hashing the URL, header and credential strings each time was a tenth of a coalesced call.
-    private let storedHash: Int
+    private var policy: CredentialPolicy { parts.policy }
+
+    /// The key's parts behind one immutable reference: a key is copied into the flight table, each waiter's
+    /// deadline and the flight's task, and as a struct of seven fields each copy retained all of them.
+    private let parts: Parts
+
+    private final class Parts: Sendable {
+        let method: RequestMethod
+        let url: String
+        let varyingHeaders: [String]
+        let body: Data?
+        let partition: String?
+        let credentials: [String]
+        let policy: CredentialPolicy
+        /// The hash of what `==` compares, computed once: a flight's key is hashed on every join, attach and
+        /// finish, and hashing the URL, header and credential strings each time was a tenth of a coalesced call.
+        let hash: Int
+
+        init(
+            method: RequestMethod, url: String, varyingHeaders: [String], body: Data?, partition: String?,
+            credentials: [String], policy: CredentialPolicy
+        ) {
+            self.method = method
+            self.url = url
+            self.varyingHeaders = varyingHeaders
+            self.body = body
+            self.partition = partition
+            self.credentials = credentials
+            self.policy = policy
+            var hasher = Hasher()
+            hasher.combine(method)
+            hasher.combine(url)
+            hasher.combine(varyingHeaders)
+            hasher.combine(body)
+            hasher.combine(partition)
+            hasher.combine(credentials)
+            hash = hasher.finalize()
+        }
+    }
 
     /// Makes the key of a request.
     ///
@@ -47,13 +82,10 @@ public struct RequestKey: Hashable, Sendable, CustomStringConvertible, CustomRef
     ///   - extraHeaders: Header names, besides ``representationHeaders``, whose values distinguish requests.
     ///   - partition: An identity that partitions keys, such as the credential's identity.
     public init(_ request: TransportRequest, varyingOn extraHeaders: [String] = [], partition: String? = nil) {
-        method = request.method
-        url = Self.normalize(request.url)
-        if request.headers.isEmpty {
-            // Most requests to an API carry no header of their own before authorization: nothing to look up.
-            varyingHeaders = []
-            credentials = []
-        } else {
+        var varyingHeaders: [String] = []
+        var credentials: [String] = []
+        // Most requests to an API carry no header of their own before authorization: nothing to look up then.
+        if !request.headers.isEmpty {
             let standard = Self.standardVaryingHeaders
             let names = extraHeaders.isEmpty ? standard : standard + extraHeaders.map { $0.lowercased() }
             varyingHeaders = names.compactMap { name in
@@ -61,17 +93,9 @@ public struct RequestKey: Hashable, Sendable, CustomStringConvertible, CustomRef
             }
             credentials = request.credentials.credentialLines(of: request.headers)
         }
-        body = request.body
-        self.partition = partition
-        policy = request.credentials
-        var hasher = Hasher()
-        hasher.combine(method)
-        hasher.combine(url)
-        hasher.combine(varyingHeaders)
-        hasher.combine(body)
-        hasher.combine(partition)
-        hasher.combine(credentials)
-        storedHash = hasher.finalize()
+        parts = Parts(
+            method: request.method, url: Self.normalize(request.url), varyingHeaders: varyingHeaders,
+            body: request.body, partition: partition, credentials: credentials, policy: request.credentials)
     }
 
     /// `METHOD url` and the varying headers, with the URL's credentials redacted and credential headers left out.
@@ -97,14 +121,15 @@ public struct RequestKey: Hashable, Sendable, CustomStringConvertible, CustomRef
 
     /// Keys are equal when everything but the redaction policy is.
     public static func == (lhs: RequestKey, rhs: RequestKey) -> Bool {
-        lhs.storedHash == rhs.storedHash && lhs.method == rhs.method && lhs.url == rhs.url
+        if lhs.parts === rhs.parts { return true }
+        return lhs.parts.hash == rhs.parts.hash && lhs.method == rhs.method && lhs.url == rhs.url
             && lhs.varyingHeaders == rhs.varyingHeaders
             && lhs.body == rhs.body && lhs.partition == rhs.partition && lhs.credentials == rhs.credentials
     }
 
     /// Hashes what `==` compares (through the hash computed when the key was made).
     public func hash(into hasher: inout Hasher) {
-        hasher.combine(storedHash)
+        hasher.combine(parts.hash)
     }
 
     /// Lower-cases the scheme and host (never the user information: RFC 3986 §6.2.2.1), drops the default port
