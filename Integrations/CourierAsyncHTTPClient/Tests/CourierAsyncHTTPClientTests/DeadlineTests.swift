@@ -22,14 +22,18 @@ struct DeadlineTests {
                 baseURL: server.baseURL,
                 configuration: .init(transport: transport, cache: nil, retryPolicy: .never))
             let error = await #expect(throws: APIError.self) {
-                try await client.send(Self.stalledRequest(timeout: .milliseconds(300)))
+                try await client.send(Self.stalledRequest(timeout: .seconds(1)))
             }
             guard case .timedOut(let limit)? = error else {
                 Issue.record("expected timedOut, got \(String(describing: error))")
                 return
             }
-            #expect(limit == .milliseconds(300))
-            #expect(await server.log.first { $0 == .closedEarly(path: "/stall") } == .closedEarly(path: "/stall"))
+            #expect(limit == .seconds(1))
+            // On a loaded machine the deadline can pass before the request reaches the server: then there is no
+            // transfer to stop (and waiting for its end would wait forever: the log's wait ignores cancellation).
+            if server.log.events.contains(.responding(path: "/stall")) {
+                #expect(await server.log.first { $0 == .closedEarly(path: "/stall") } == .closedEarly(path: "/stall"))
+            }
             try await transport.shutdown()
         }
     }

@@ -73,7 +73,9 @@ final class ServerLog: Sendable {
 
     private struct State {
         var events: [Event] = []
-        var waiters: [(predicate: @Sendable (Event) -> Bool, continuation: CheckedContinuation<Event, Never>)] = []
+        var waiters:
+            [(id: Int, predicate: @Sendable (Event) -> Bool, continuation: CheckedContinuation<Event?, Never>)] = []
+        var lastWaiter = 0
     }
 
     private let state = Mutex(State())
@@ -98,15 +100,29 @@ final class ServerLog: Sendable {
         for continuation in ready { continuation.resume(returning: event) }
     }
 
-    /// The first event, past or future, that matches `predicate`.
-    func first(where predicate: @escaping @Sendable (Event) -> Bool) async -> Event {
-        await withCheckedContinuation { continuation in
-            let found = state.withLock { state -> Event? in
-                if let event = state.events.first(where: predicate) { return event }
-                state.waiters.append((predicate, continuation))
-                return nil
+    /// The first event, past or future, that matches `predicate`; `nil` when the waiting task is cancelled (a test's
+    /// time limit), so that a test waiting for something that never happens fails instead of hanging the run.
+    func first(where predicate: @escaping @Sendable (Event) -> Bool) async -> Event? {
+        let id = state.withLock { state in
+            state.lastWaiter += 1
+            return state.lastWaiter
+        }
+        return await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                let found = state.withLock { state -> Event?? in
+                    if let event = state.events.first(where: predicate) { return .some(event) }
+                    if Task.isCancelled { return .some(nil) }
+                    state.waiters.append((id, predicate, continuation))
+                    return nil
+                }
+                if let found { continuation.resume(returning: found) }
             }
-            if let found { continuation.resume(returning: found) }
+        } onCancel: {
+            let waiter = state.withLock { state -> CheckedContinuation<Event?, Never>? in
+                guard let index = state.waiters.firstIndex(where: { $0.id == id }) else { return nil }
+                return state.waiters.remove(at: index).continuation
+            }
+            waiter?.resume(returning: nil)
         }
     }
 }
