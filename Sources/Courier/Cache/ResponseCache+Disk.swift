@@ -62,7 +62,7 @@ extension ResponseCache {
     /// The bytes of the files on disk; `0` without a directory.
     public nonisolated var diskBytes: Int { disk?.totalBytes ?? 0 }
     /// The bytes stored: the sum of every entry's ``CachedResponse/byteCount``, plus its body's length again for an
-    /// entry kept with its decoded value (see ``APIClient/send(_:)``).
+    /// entry kept with its decoded value (a fresh hit of a decoded type keeps one; see <doc:ResponseCaching>).
     public var totalBytes: Int { state.withLock { $0.storage.totalBytes } }
     /// The variant `request` selects read from the disk tier, after a miss in memory, and stored in memory unless
     /// memory changed meanwhile (`seen` are the generations the miss saw): a newer entry is never replaced by an
