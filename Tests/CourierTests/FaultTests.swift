@@ -52,7 +52,10 @@ import Testing
         /// `reply`, once `callers` callers wait on the client's coalescer: on a loaded machine a caller that started
         /// late would otherwise find the flight over and send a request of its own. Bounded, like every wait here.
         func whenJoined(_ callers: Int, _ reply: TestServer.Reply) async -> TestServer.Reply {
-            for _ in 0..<100_000 where await client.coalescer.waiterCount < callers { await Task.yield() }
+            for _ in 0..<100_000 {
+                if await client.coalescer.waiterCount >= callers { break }
+                await Task.yield()
+            }
             return reply
         }
 
