@@ -55,15 +55,7 @@ import Testing
         first.finish()
         let second = ChunkFeed()
         second.send("id: 42\ndata: two\n\n")
-        let connections = Locked(0)
-        server.route("/events") { _ in
-            let number = connections.withLock { count in
-                count += 1
-                return count
-            }
-            return .streamed(
-                headers: [("Content-Type", "text/event-stream")], next: number == 1 ? first.next : second.next)
-        }
+        server.routeEventStream("/events", first: first, then: second)
         let clock = TestClock()
         let client = APIClient(
             baseURL: server.baseURL, configuration: .init(transport: URLSessionTransport(), clock: clock))

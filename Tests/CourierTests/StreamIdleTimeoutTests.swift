@@ -123,15 +123,7 @@ import Testing
         first.send("id: 1\ndata: one\n\n")
         let second = ChunkFeed()
         second.send("id: 2\ndata: two\n\n")
-        let connections = Locked(0)
-        server.route("/events") { _ in
-            let number = connections.withLock { count in
-                count += 1
-                return count
-            }
-            return .streamed(
-                headers: [("Content-Type", "text/event-stream")], next: number == 1 ? first.next : second.next)
-        }
+        server.routeEventStream("/events", first: first, then: second)
         let clock = TestClock()
         let client = client(URLSessionTransport(), base: server.baseURL, clock: clock)
         var events = client.serverSentEvents(APIRequest<Data>.get("/events")).makeAsyncIterator()

@@ -178,13 +178,13 @@ struct CacheStorage {
 
     /// Keeps a decoded body beside the entry stored in `slot`, if it is still generation `id` and has none yet,
     /// counting `bytes` more against the limits (evicting least recently used entries if needed). Returns how many
-    /// entries were evicted, or `nil` when the value is not kept (the entry is gone, or would not fit with it).
-    mutating func keepDecoded(_ value: DecodedValue, bytes: Int, slot: Int, id: UInt64) -> Int? {
+    /// entries were evicted: 0 also when the value is not kept (the entry is gone, or would not fit with it).
+    mutating func keepDecoded(_ value: DecodedValue, bytes: Int, slot: Int, id: UInt64) -> Int {
         guard slots.indices.contains(slot), let node = slots[slot], node.id == id, node.decoded == nil else {
-            return nil
+            return 0
         }
         let total = node.entry.byteCount + bytes
-        guard total <= limits.maxEntryBytes, total <= limits.maxBytes else { return nil }
+        guard total <= limits.maxEntryBytes, total <= limits.maxBytes else { return 0 }
         slots[slot]?.decoded = value
         slots[slot]?.decodedBytes = bytes
         totalBytes += bytes

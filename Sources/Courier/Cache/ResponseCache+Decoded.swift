@@ -7,18 +7,13 @@ extension ResponseCache {
     ///
     /// The value counts its body's length again against ``maxBytes`` (the decoded form of JSON is about that size);
     /// it is not kept when the entry would then exceed ``maxEntryBytes``, when the entry is no longer the stored
-    /// generation, or when a value is kept already. Only the memory tier keeps decoded values.
-    ///
-    /// - Returns: How many entries were evicted to make room.
-    @discardableResult
-    nonisolated func keepDecoded(_ value: DecodedValue, beside entry: CachedResponse) -> Int {
-        guard value.isValue, let slot = entry.storageSlot, entry.generation != 0 else { return 0 }
+    /// generation, or when a value is kept already. Only the memory tier keeps decoded values. Entries evicted to
+    /// make room count in ``statistics``.
+    nonisolated func keepDecoded(_ value: DecodedValue, beside entry: CachedResponse) {
+        guard value.isValue, let slot = entry.storageSlot, entry.generation != 0 else { return }
         let bytes = entry.response.body.count
-        let evicted = state.withLock { state -> Int in
-            let evicted = state.storage.keepDecoded(value, bytes: bytes, slot: slot, id: entry.generation) ?? 0
-            state.counters.evictions += evicted
-            return evicted
+        state.withLock { state in
+            state.counters.evictions += state.storage.keepDecoded(value, bytes: bytes, slot: slot, id: entry.generation)
         }
-        return evicted
     }
 }

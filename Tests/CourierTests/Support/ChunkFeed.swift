@@ -88,3 +88,19 @@ final class ChunkFeed: Sendable {
         }
     }
 }
+
+extension TestServer {
+    /// Serves `path` as a `text/event-stream` fed by `first` on the first connection and by `second` on every later
+    /// one: a stream that drops (or falls silent) and the stream its reconnection finds.
+    func routeEventStream(_ path: String, first: ChunkFeed, then second: ChunkFeed) {
+        let connections = Locked(0)
+        route(path) { _ in
+            let number = connections.withLock { count in
+                count += 1
+                return count
+            }
+            return .streamed(
+                headers: [("Content-Type", "text/event-stream")], next: number == 1 ? first.next : second.next)
+        }
+    }
+}
