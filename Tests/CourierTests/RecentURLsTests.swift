@@ -5,19 +5,35 @@ import Testing
 
 /// A client keeps the URLs it built lately, so that calling one again skips Foundation's parse; bounded.
 @Suite struct RecentURLsTests {
-    @Test func aURLBuiltAgainIsTheSameURLAndParsesOnce() throws {
+    private let base = URLBuilder.Base(URL(string: "https://api.example.com/v1?tenant=acme")!)
+
+    @Test func aPathBuiltAgainIsTheSameURLKeptUnderThePath() throws {
         let recent = RecentURLs()
-        let first = try #require(recent.url("https://api.example.com/users/42?page=2"))
-        let second = try #require(recent.url("https://api.example.com/users/42?page=2"))
-        #expect(first == second && first.absoluteString == "https://api.example.com/users/42?page=2")
+        let first = try URLBuilder.url(base: base, path: "/users/42", query: [], recent: recent)
+        #expect(first.absoluteString == "https://api.example.com/v1/users/42?tenant=acme")
+        #expect(recent.url(for: "/users/42") == first)
+        #expect(try URLBuilder.url(base: base, path: "/users/42", query: [], recent: recent) == first)
         #expect(recent.count == 1)
-        #expect(recent.url("https://api.example.com/users/43") != first)
+        #expect(try URLBuilder.url(base: base, path: "/users/43", query: [], recent: recent) != first)
         #expect(recent.count == 2)
     }
 
-    @Test func textFoundationRejectsIsNotKept() {
+    @Test func aURLWithQueryItemsIsKeptUnderItsWholeText() throws {
         let recent = RecentURLs()
-        #expect(recent.url("http://[::1") == nil)
+        let items = [URLQueryItem(name: "page", value: "2")]
+        let url = try URLBuilder.url(base: base, path: "/users", query: items, recent: recent)
+        #expect(url.absoluteString == "https://api.example.com/v1/users?tenant=acme&page=2")
+        #expect(recent.url(for: "/users") == nil)
+        #expect(recent.url(for: url.absoluteString) == url)
+        let other = try URLBuilder.url(
+            base: base, path: "/users", query: [URLQueryItem(name: "page", value: "3")], recent: recent)
+        #expect(other.absoluteString.hasSuffix("page=3"))
+    }
+
+    @Test func aRejectedURLIsNotKept() {
+        let recent = RecentURLs()
+        #expect(throws: APIError.self) { try URLBuilder.url(base: base, path: "https://", query: [], recent: recent) }
+        #expect(throws: APIError.self) { try URLBuilder.url(base: base, path: "http://[::1", query: [], recent: recent) }
         #expect(recent.count == 0)
     }
 

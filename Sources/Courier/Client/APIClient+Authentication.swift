@@ -26,6 +26,7 @@ extension APIClient {
         }
 
         /// Applies the credential for the next attempt to `request`, after the adapters ran.
+        @inline(never)
         mutating func authorize(
             _ request: inout TransportRequest, using apply: (inout TransportRequest, Credential) -> Void
         ) async throws {
@@ -45,6 +46,7 @@ extension APIClient {
 
         /// Handles a `401`: obtains the credential for the one resend a call gets, or, when the call has
         /// already refreshed, fails with ``APIError/unauthorized(_:)``. Never loops.
+        @inline(never)
         mutating func prepareResend(after response: TransportResponse) async throws {
             guard !hasRefreshed, let used else { throw APIError.unauthorized(response) }
             hasRefreshed = true

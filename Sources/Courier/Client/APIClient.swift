@@ -279,7 +279,6 @@ public final class APIClient: Sendable {
     /// With an authorization, each attempt carries a valid credential and a `401` earns one refresh and one resend.
     /// The resend counts in ``APIResponse/attempts`` but not against the retry policy. The first attempt sends `first`
     /// as it is (adapters already applied); later ones adapt again, so signatures and timestamps are fresh.
-    @inline(__always)
     func sendWithRetries(_ call: Call, first: TransportRequest) async throws -> Exchange {
         // Bound again here: the flight may run in a task of its own, and its refreshes belong to its leader.
         // Only a call with a credential can refresh, so only it pays for binding the scope.
@@ -289,59 +288,89 @@ public final class APIClient: Sendable {
         }
     }
 
+    @inline(never)
     private func attempts(_ call: Call, first: TransportRequest) async throws -> Exchange {
-        var authorization = call.authorization
+        // Only what crosses an `await` lives in this frame; the bookkeeping after each attempt runs in `afterAttempt`,
+        // a plain function whose temporaries stay on the thread's stack. (Inlined here, they made this async frame
+        // 3.3 kB, past the task's first slab of memory, and so a heap allocation on every call.)
+        var loop = AttemptLoop(authorization: call.authorization)
+        while true {
+            loop.attempt += 1
+            var sent = loop.attempt == 1 ? first : try await adapt(call.adapted.retryBase(for: first))
+            try await loop.authorization?.authorize(&sent, using: configuration.authorize)
+            let outcome = try await sendOnce(sent, call: call, loop: &loop)
+            switch afterAttempt(outcome, sent: sent, call: call, loop: &loop) {
+            case .finish(let exchange):
+                return exchange
+            case .fail(let error):
+                throw error
+            case .resend(let rejected):
+                try await loop.authorization?.prepareResend(after: rejected)
+            case .retry(let delay):
+                try await configuration.clock.sleep(for: delay)
+            }
+        }
+    }
+
+    /// The retry loop's state between attempts.
+    private struct AttemptLoop {
+        var authorization: Authorization?
         var attempt = 0
+        /// Resends after a refreshed credential: they count as attempts, not against the retry policy.
         var resends = 0
         var timings = FlightTimings()
-        while true {
-            attempt += 1
-            var sent = attempt == 1 ? first : try await adapt(call.adapted.retryBase(for: first))
-            try await authorization?.authorize(&sent, using: configuration.authorize)
-            let outcome: RetryContext.Outcome
-            do {
-                let timeout = call.limits.nextWait(now: deadlines.elapsed)
-                let response = try await sendOnce(
-                    sent, timeout: timeout, attempt: attempt, id: call.id, timings: &timings)
-                if configuration.acceptableStatusCodes.contains(response.statusCode) {
-                    return Exchange(
-                        request: sent, response: response, attempts: attempt, leader: call.id, timings: timings)
-                }
-                outcome = .response(response)
-            } catch let error as APIError {
-                outcome = .failure(error)
+    }
+
+    /// What the retry loop does after an attempt.
+    private enum NextStep {
+        case finish(Exchange)
+        case fail(APIError)
+        /// Refresh the credential the server rejected, then send again.
+        case resend(rejected: TransportResponse)
+        case retry(after: Duration)
+    }
+
+    /// Decides what follows an attempt: an acceptable response or the retry policy's "stop" ends the flight, a
+    /// rejected credential earns one refresh and resend, anything else may be retried after a delay.
+    @inline(never)
+    private func afterAttempt(
+        _ outcome: RetryContext.Outcome, sent: TransportRequest, call: Call, loop: inout AttemptLoop
+    ) -> NextStep {
+        if case .response(let response) = outcome {
+            if configuration.acceptableStatusCodes.contains(response.statusCode) {
+                return .finish(
+                    Exchange(
+                        request: sent, response: response, attempts: loop.attempt, leader: call.id,
+                        timings: loop.timings))
             }
-            if case .response(let response) = outcome, isCredentialRejected(response, authorized: authorization != nil)
-            {
-                guard authorization != nil else { throw APIError.unauthorized(response) }
-                try await authorization?.prepareResend(after: response)
-                resends += 1
-                continue
+            if isCredentialRejected(response, authorized: loop.authorization != nil) {
+                guard loop.authorization != nil else { return .fail(APIError.unauthorized(response)) }
+                loop.resends += 1
+                return .resend(rejected: response)
             }
-            let context = RetryContext(
-                request: sent, attempt: attempt - resends, outcome: outcome, now: configuration.currentDate())
-            let decision = call.limits.allowing(
-                configuration.retryPolicy.decision(for: context), now: deadlines.elapsed)
-            switch decision {
-            case .retry(let delay):
-                timings.retryDelays.append(delay)
-                instrumentation.count(.retry)
-                instrumentation.emit(
-                    call.id, .retryScheduled(attempt: attempt, delay: delay, reason: instrumentation.reason(outcome)))
-                try await configuration.clock.sleep(for: delay)
-            case .doNotRetry:
-                switch outcome {
-                case .response(let response):
-                    return Exchange(
-                        request: sent, response: response, attempts: attempt, leader: call.id, timings: timings)
-                case .failure(let error): throw error
-                }
-            }
+        }
+        let context = RetryContext(
+            request: sent, attempt: loop.attempt - loop.resends, outcome: outcome, now: configuration.currentDate())
+        let decision = call.limits.allowing(configuration.retryPolicy.decision(for: context), now: deadlines.elapsed)
+        switch (decision, outcome) {
+        case (.retry(let delay), _):
+            loop.timings.retryDelays.append(delay)
+            instrumentation.count(.retry)
+            instrumentation.emit(
+                call.id, .retryScheduled(attempt: loop.attempt, delay: delay, reason: instrumentation.reason(outcome)))
+            return .retry(after: delay)
+        case (.doNotRetry, .response(let response)):
+            return .finish(
+                Exchange(
+                    request: sent, response: response, attempts: loop.attempt, leader: call.id, timings: loop.timings))
+        case (.doNotRetry, .failure(let error)):
+            return .fail(error)
         }
     }
 
     /// Runs the adapters in order; their failures become ``APIError/adapterFailed(_:)``. What they return is
     /// validated again, method and headers, since an adapter may change either.
+    @inline(never)
     func adapt(_ request: TransportRequest) async throws -> TransportRequest {
         try await adapt(request) { _, _, _ in }
     }
@@ -381,29 +410,41 @@ public final class APIClient: Sendable {
         return request
     }
 
-    /// One attempt on the wire, bounded by the deadline. Errors that are not ``APIError`` or
-    /// cancellation become ``APIError/transport(_:underlying:)`` of kind ``TransportFailure/other``.
-    @inline(__always)
-    private func sendOnce(
-        _ request: TransportRequest, timeout: Duration, attempt: Int, id: CallID, timings: inout FlightTimings
-    ) async throws -> TransportResponse {
-        let transport = configuration.transport
-        let request = try instrumentation.outgoing(request, attempt: attempt, id: id)
-        let start = instrumentation.attemptSent(request, attempt: attempt, id: id)
-        var received: TransportResponse?
-        defer { timings.record(attempt, of: request, received, duration: instrumentation.log.elapsedTime - start) }
-        do {
-            let response = try await transport.send(
-                request, deadline: TransportDeadline(timeout: timeout, scheduler: deadlines))
-            instrumentation.received(response, attempt: attempt, since: start, id: id)
-            received = response
-            return response
-        } catch let error as APIError {
-            throw error
-        } catch is CancellationError {
-            throw CancellationError()
+    /// One attempt on the wire, bounded by the deadline, recorded in the loop's timings. Errors that are not
+    /// ``APIError`` become ``APIError/transport(_:underlying:)`` of kind ``TransportFailure/other``; cancellation
+    /// is thrown on.
+    @inline(never)
+    private func sendOnce(_ sent: TransportRequest, call: Call, loop: inout AttemptLoop) async throws
+        -> RetryContext.Outcome
+    {
+        let attempt = loop.attempt
+        let request: TransportRequest
+        do throws(APIError) {
+            request = try instrumentation.outgoing(sent, attempt: attempt, id: call.id)
         } catch {
-            throw APIError.transport(.other, underlying: error)
+            return .failure(error)
+        }
+        let timeout = call.limits.nextWait(now: deadlines.elapsed)
+        let start = instrumentation.attemptSent(request, attempt: attempt, id: call.id)
+        do {
+            let response = try await configuration.transport.send(
+                request, deadline: TransportDeadline(timeout: timeout, scheduler: deadlines))
+            instrumentation.received(response, attempt: attempt, since: start, id: call.id)
+            loop.timings.record(attempt, of: request, response, duration: instrumentation.log.elapsedTime - start)
+            return .response(response)
+        } catch {
+            loop.timings.record(attempt, of: request, nil, duration: instrumentation.log.elapsedTime - start)
+            return .failure(try Self.attemptError(error))
+        }
+    }
+
+    /// An attempt's error as the retry policy sees it; cancellation is thrown instead.
+    @inline(never)
+    private static func attemptError(_ error: any Error) throws(CancellationError) -> APIError {
+        switch error {
+        case let error as APIError: return error
+        case is CancellationError: throw CancellationError()
+        default: return .transport(.other, underlying: error)
         }
     }
 

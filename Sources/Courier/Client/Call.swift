@@ -1,7 +1,11 @@
 import Foundation
 
-/// One call on its way: what the steps after the cache lookup need, passed along as one value.
-struct Call: Sendable {
+/// One call on its way: what the steps after the cache lookup need, passed along as one reference.
+///
+/// A class: the call is handed to the flight's closure and from frame to frame of the retry loop, and as a struct of
+/// 280 bytes (mostly its authorization) every copy made those async frames larger. A flight task whose frames outgrow
+/// the task's first slab of memory allocates more from the heap, on every call.
+final class Call: Sendable {
     let id: CallID
     /// The request as built and as the adapters returned it.
     let adapted: Adapted
@@ -11,6 +15,18 @@ struct Call: Sendable {
     let coalescing: CoalescingPolicy
     /// The type the leader decodes once for every caller of its flight, when it can be shared.
     let decoding: SharedDecoding?
+
+    init(
+        id: CallID, adapted: Adapted, limits: CallLimits, authorization: APIClient.Authorization?,
+        coalescing: CoalescingPolicy, decoding: SharedDecoding?
+    ) {
+        self.id = id
+        self.adapted = adapted
+        self.limits = limits
+        self.authorization = authorization
+        self.coalescing = coalescing
+        self.decoding = decoding
+    }
 
     /// The credential identity the call's cache entries and flight are partitioned by.
     var partition: String? { authorization?.identity }

@@ -3,16 +3,51 @@
 /// Every method is a short critical section run under ``RequestCoalescer``'s lock. None resumes a continuation
 /// or cancels a task: each returns what must happen, and the caller does it after the lock is released.
 struct FlightTable<Key: Hashable & Sendable, Value: Sendable> {
-    typealias Waiter = CheckedContinuation<Value, any Error>
+    /// A suspended caller. Unchecked: the table hands each waiter out exactly once (`finish` or `leave`, never both),
+    /// and a checked continuation costs an allocation per caller.
+    typealias Waiter = UnsafeContinuation<Value, any Error>
 
     /// One in-flight operation and the callers suspended on it.
-    ///
-    /// Waiters are keyed by a unique id rather than kept in an array so that joining and leaving are O(1); a
-    /// cancelled caller only knows its id, and scanning for it would make a burst of n cancellations O(n²).
     struct Flight {
         let id: UInt64
         var task: Task<Void, Never>?
-        var waiters: [UInt64: Waiter]
+        var waiters: Waiters
+    }
+
+    /// The callers of one flight: the first one inline, the joiners by id.
+    ///
+    /// Most flights are never joined, and a dictionary for one waiter cost two allocations per flight. Joiners are
+    /// keyed by a unique id rather than kept in an array so that joining and leaving are O(1); a cancelled caller
+    /// only knows its id, and scanning for it would make a burst of n cancellations O(n²).
+    struct Waiters {
+        private var first: (id: UInt64, waiter: Waiter)?
+        private var joiners: [UInt64: Waiter] = [:]
+
+        init(first id: UInt64, _ waiter: Waiter) {
+            first = (id, waiter)
+        }
+
+        var count: Int { (first == nil ? 0 : 1) + joiners.count }
+        var isEmpty: Bool { first == nil && joiners.isEmpty }
+
+        mutating func add(_ waiter: Waiter, id: UInt64) {
+            joiners[id] = waiter
+        }
+
+        /// Removes and returns the waiter with `id`, or `nil` when it is not (or no longer) waiting.
+        mutating func remove(_ id: UInt64) -> Waiter? {
+            if let first, first.id == id {
+                self.first = nil
+                return first.waiter
+            }
+            return joiners.removeValue(forKey: id)
+        }
+
+        /// Resumes every waiter with `outcome`. Called once, after the flight left the table.
+        func resumeAll(with outcome: Result<Value, any Error>) {
+            first?.waiter.resume(with: outcome)
+            for waiter in joiners.values { waiter.resume(with: outcome) }
+        }
     }
 
     /// What ``register(_:id:for:isCancelled:)`` decided.
@@ -47,11 +82,11 @@ struct FlightTable<Key: Hashable & Sendable, Value: Sendable> {
         // Joining hashes the key once and updates the flight in place through its index; copying the `Flight` out
         // and writing it back would copy its waiter table and make every join O(n).
         if let index = flights.index(forKey: key) {
-            flights.values[index].waiters[waiterID] = waiter
+            flights.values[index].waiters.add(waiter, id: waiterID)
             return .joined(flightID: flights.values[index].id)
         }
         let flightID = nextID()
-        flights[key] = Flight(id: flightID, task: nil, waiters: [waiterID: waiter])
+        flights[key] = Flight(id: flightID, task: nil, waiters: Waiters(first: waiterID, waiter))
         return .lead(flightID: flightID)
     }
 
@@ -65,11 +100,11 @@ struct FlightTable<Key: Hashable & Sendable, Value: Sendable> {
     }
 
     /// Removes the flight if it is still the one that reported, and hands back its waiters to resume.
-    mutating func finish(_ key: Key, flightID: UInt64) -> [UInt64: Waiter] {
+    mutating func finish(_ key: Key, flightID: UInt64) -> Waiters? {
         reportedOutcomes += 1
         // An abandoned flight was removed when its last waiter left, and the key may now belong to a newer flight:
         // only the flight that is still in the table may remove the entry or resolve its waiters.
-        guard let index = flights.index(forKey: key), flights.values[index].id == flightID else { return [:] }
+        guard let index = flights.index(forKey: key), flights.values[index].id == flightID else { return nil }
         let flight = flights.remove(at: index).value
         waiting -= flight.waiters.count
         // The waiters are handed back as they are stored: copying them into an array would allocate once per flight.
@@ -83,7 +118,7 @@ struct FlightTable<Key: Hashable & Sendable, Value: Sendable> {
     ) -> (waiter: Waiter?, abandoned: Task<Void, Never>?) {
         // Waiter ids are unique across flights, so a miss means the waiter was already resumed (its flight ended)
         // or never registered (it saw its cancellation first): nothing to do, never resume twice.
-        guard let waiter = flights[key]?.waiters.removeValue(forKey: waiterID) else { return (nil, nil) }
+        guard let waiter = flights[key]?.waiters.remove(waiterID) else { return (nil, nil) }
         waiting -= 1
         guard policy == .cancel, flights[key]?.waiters.isEmpty == true else { return (waiter, nil) }
         // Remove before cancelling so a caller arriving next starts a fresh flight instead of joining a dying one.

@@ -121,7 +121,7 @@ public actor RequestCoalescer<Key: Hashable & Sendable, Value: Sendable> {
         var deadline: UInt64?
         defer { if let deadline { bound?.scheduler.cancel(deadline) } }
         let value = try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { (waiter: Table.Waiter) in
+            try await withUnsafeThrowingContinuation { (waiter: Table.Waiter) in
                 registration = table.withLock {
                     $0.register(waiter, id: waiterID, for: key, isCancelled: Task.isCancelled)
                 }
@@ -176,9 +176,7 @@ public actor RequestCoalescer<Key: Hashable & Sendable, Value: Sendable> {
                 outcome = .failure(error)
             }
             let waiters = table.withLock { $0.finish(key, flightID: flightID) }
-            for waiter in waiters.values {
-                waiter.resume(with: outcome)
-            }
+            waiters?.resumeAll(with: outcome)
         }
     }
 }

@@ -21,15 +21,17 @@ enum URLBuilder {
     static func url(base: Base, path: String, query: [URLQueryItem], recent: RecentURLs? = nil) throws(APIError)
         -> URL
     {
+        if query.isEmpty, let known = recent?.url(for: path) { return known }
         let (target, isAbsolute) = try resolvedTarget(base: base, path: path)
         var text = target
         if !query.isEmpty {
             text += (target.contains("?") ? "&" : "?") + encode(query)
+            if let known = recent?.url(for: text) { return known }
         }
-        let parsed = recent.map { $0.url(text) } ?? URL(string: text)
-        guard let url = parsed, !isAbsolute || url.host != nil else {
+        guard let url = URL(string: text), !isAbsolute || url.host != nil else {
             throw .invalidRequest(.invalidURL(text))
         }
+        recent?.remember(url, as: query.isEmpty ? path : text)
         return url
     }
 
