@@ -63,7 +63,7 @@ extension APIClient {
     ///
     /// The wait for a refresh ends by the caller's own deadline (``CallLimits/nextWait(now:)``): the caller then
     /// leaves with ``APIError/timedOut(_:)`` and the refresh goes on for the others.
-    func authorization<T>(for request: APIRequest<T>, within limits: CallLimits) async throws -> Authorization? {
+    func authorization(for request: APIRequest<Data>, within limits: CallLimits) async throws -> Authorization? {
         guard request.requiresAuthentication, let refresher = configuration.authenticator,
             !refresher.isRefreshingInCurrentTask
         else { return nil }

@@ -52,11 +52,11 @@ public final class APIClient: Sendable {
         self.baseURL = baseURL
         self.base = URLBuilder.Base(baseURL)
         self.configuration = configuration
-        self.deadlines = DeadlineScheduler(clock: configuration.clock)
         self.scope = CredentialScope(baseURL: baseURL, configuration: configuration)
+        let log = EventLog(clock: configuration.clock)
+        self.deadlines = DeadlineScheduler(clock: configuration.clock, stopwatch: log.stopwatch)
         self.instrumentation = Instrumentation(
-            log: EventLog(clock: configuration.clock), redaction: Redaction(scope.credentials),
-            observers: configuration.observers)
+            log: log, redaction: Redaction(scope.credentials), observers: configuration.observers)
     }
 
     // MARK: Sending Requests
@@ -73,7 +73,10 @@ public final class APIClient: Sendable {
     /// - Throws: ``APIError`` for every failure, or `CancellationError` when the calling task is cancelled.
     @discardableResult
     public func send<T: Decodable>(_ request: APIRequest<T>) async throws -> APIResponse<T> {
-        try await observe(request, decodingOnce: nil) {
+        // Past this line nothing depends on `T` but the decoding: the path of the call is not generic, so it does not
+        // look up the request's type metadata at run time in every step.
+        let request = request.erased
+        return try await observe(request, decodingOnce: nil) {
             [decoder = decoder(for: request)] exchange in
             exchange.makeResponse(value: try Self.decode(T.self, from: exchange.response, decoder: decoder))
         }
@@ -87,6 +90,7 @@ public final class APIClient: Sendable {
     /// - Throws: ``APIError`` for every failure, or `CancellationError` when the calling task is cancelled.
     @discardableResult
     public func send<T: Decodable & Sendable>(_ request: APIRequest<T>) async throws -> APIResponse<T> {
+        let request = request.erased
         let decoder = decoder(for: request)
         // `Data` needs no decoding: sharing it would only box it.
         let shared = T.self == Data.self ? nil : SharedDecoding(T.self, decoder: decoder)
@@ -106,7 +110,7 @@ public final class APIClient: Sendable {
     /// - Throws: ``APIError`` for every failure, or `CancellationError` when the calling task is cancelled.
     @discardableResult
     public func send(_ request: APIRequest<Void>) async throws -> APIResponse<Void> {
-        try await observe(request, decodingOnce: nil) {
+        try await observe(request.erased, decodingOnce: nil) {
             $0.makeResponse(value: ())
         }
     }
@@ -114,7 +118,7 @@ public final class APIClient: Sendable {
     // MARK: The Path of One Call
 
     /// Everything but the caller's own decoding, step by step; shared by the `send` overloads.
-    func perform<T>(_ request: APIRequest<T>, id: CallID, decodingOnce shared: SharedDecoding?)
+    func perform(_ request: APIRequest<Data>, id: CallID, decodingOnce shared: SharedDecoding?)
         async throws -> Exchange
     {
         // 1. Build the request: bad input fails here, and nothing is sent.
@@ -227,7 +231,7 @@ public final class APIClient: Sendable {
     /// is sent when any part is malformed, the method included (a method that is not a token could smuggle a
     /// second request onto the connection). The credential fields of the default headers go only to a trusted
     /// origin (or with ``APIRequest/sendsCredentialsToAnyOrigin``).
-    func prepare<T>(_ request: APIRequest<T>) throws(APIError) -> Prepared {
+    func prepare(_ request: APIRequest<Data>) throws(APIError) -> Prepared {
         try request.method.validate()
         let url = try URLBuilder.url(
             base: base, path: request.path, query: request.query, recent: recentURLs)
@@ -424,11 +428,12 @@ public final class APIClient: Sendable {
         } catch {
             return .failure(error)
         }
-        let timeout = call.limits.nextWait(now: deadlines.elapsed)
         let start = instrumentation.attemptSent(request, attempt: attempt, id: call.id)
+        // The log and the deadlines keep one time, so the attempt's deadline counts from the time just read.
+        let deadline = TransportDeadline(
+            timeout: call.limits.nextWait(now: start), scheduler: deadlines, start: start)
         do {
-            let response = try await configuration.transport.send(
-                request, deadline: TransportDeadline(timeout: timeout, scheduler: deadlines))
+            let response = try await configuration.transport.send(request, deadline: deadline)
             instrumentation.received(response, attempt: attempt, since: start, id: call.id)
             loop.timings.record(attempt, of: request, response, duration: instrumentation.log.elapsedTime - start)
             return .response(response)

@@ -7,8 +7,7 @@
 /// queueing it) never sends it after its caller left.
 enum Deadline {
     static func run<Value: Sendable>(
-        timeout: Duration,
-        scheduler: DeadlineScheduler,
+        _ deadline: TransportDeadline,
         operation: @escaping @Sendable () async throws -> Value
     ) async throws -> Value {
         let race = Race<Value>()
@@ -19,13 +18,13 @@ enum Deadline {
                 race.finish(.failure(error))
             }
         }
-        let deadline = scheduler.schedule(after: timeout) {
+        let expiry = deadline.onExpiry {
             work.cancel()
-            race.finish(.failure(APIError.timedOut(timeout)))
+            race.finish(.failure(deadline.timeoutError))
         }
         defer {
             work.cancel()
-            scheduler.cancel(deadline)
+            expiry.cancel()
         }
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in

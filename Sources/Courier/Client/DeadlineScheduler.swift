@@ -32,14 +32,22 @@ final class DeadlineScheduler: Sendable {
     private let stopwatch: Stopwatch
     private let state = Locked(State())
 
-    init(clock: any Clock<Duration>) {
+    /// - Parameters:
+    ///   - clock: The clock the timer sleeps on.
+    ///   - stopwatch: The time deadlines are measured in, read on `clock`; a new one by default. A client shares its
+    ///     event log's, so that a time read for an event also places a deadline.
+    init(clock: any Clock<Duration>, stopwatch: Stopwatch? = nil) {
         self.clock = clock
-        self.stopwatch = Stopwatch(clock: clock)
+        self.stopwatch = stopwatch ?? Stopwatch(clock: clock)
     }
 
     /// Calls `fire` once `delay` has passed on the clock, unless ``cancel(_:)`` comes first. Returns the entry's id.
     func schedule(after delay: Duration, _ fire: @escaping @Sendable () -> Void) -> UInt64 {
-        let deadline = stopwatch.elapsed.saturatingAdding(delay)
+        schedule(at: stopwatch.elapsed.saturatingAdding(delay), fire)
+    }
+
+    /// Calls `fire` once ``elapsed`` reaches `deadline`, unless ``cancel(_:)`` comes first. Returns the entry's id.
+    func schedule(at deadline: Duration, _ fire: @escaping @Sendable () -> Void) -> UInt64 {
         let (id, replaced) = state.withLock { state -> (UInt64, Task<Void, Never>?) in
             state.lastID &+= 1
             state.entries[state.lastID] = Entry(deadline: deadline, fire: fire)

@@ -53,7 +53,7 @@ public struct ResponseErrorMapping: Sendable {
 extension APIClient {
     /// What a caller whose response has an unacceptable status gets: the request's mapping, else the client's, else
     /// ``APIError/unacceptableStatus(_:)``.
-    func unacceptableStatusError<T>(_ response: TransportResponse, for request: APIRequest<T>) -> any Error {
+    func unacceptableStatusError(_ response: TransportResponse, for request: APIRequest<Data>) -> any Error {
         guard let mapping = request.errorMapping ?? configuration.errorMapping else {
             return APIError.unacceptableStatus(response)
         }
@@ -68,7 +68,7 @@ extension APIClient {
     }
 
     /// The decoder for `request`'s body: its own, or the client's.
-    func decoder<T>(for request: APIRequest<T>) -> JSONDecoder {
+    func decoder(for request: APIRequest<Data>) -> JSONDecoder {
         request.decoder ?? configuration.decoder
     }
 }

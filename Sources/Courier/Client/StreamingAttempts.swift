@@ -86,7 +86,7 @@ extension APIClient {
         let transport = configuration.transport
         let start = instrumentation.attemptSent(request, attempt: attempt, id: id)
         do {
-            var head = try await Deadline.run(timeout: timeout, scheduler: deadlines) {
+            var head = try await Deadline.run(TransportDeadline(timeout: timeout, scheduler: deadlines)) {
                 try await transport.stream(request)
             }
             head.body = head.body.idleTimeout(idleTimeout, scheduler: deadlines)

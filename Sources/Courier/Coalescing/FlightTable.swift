@@ -10,7 +10,7 @@ struct FlightTable<Key: Hashable & Sendable, Value: Sendable> {
     /// One in-flight operation and the callers suspended on it.
     struct Flight {
         let id: UInt64
-        var task: Task<Void, Never>?
+        let task: Task<Void, Never>
         var waiters: Waiters
     }
 
@@ -56,7 +56,7 @@ struct FlightTable<Key: Hashable & Sendable, Value: Sendable> {
         case cancelled
         /// The caller joined the flight with this id.
         case joined(flightID: UInt64)
-        /// The caller leads a new flight with this id: start its task, then ``attach(_:to:flightID:)`` it.
+        /// The caller leads a new flight with this id; its task was started.
         case lead(flightID: UInt64)
     }
 
@@ -73,8 +73,15 @@ struct FlightTable<Key: Hashable & Sendable, Value: Sendable> {
         return lastID
     }
 
-    /// Adds a waiter to the flight for `key`, or opens a flight for it.
-    mutating func register(_ waiter: Waiter, id waiterID: UInt64, for key: Key, isCancelled: Bool) -> Registration {
+    /// Adds a waiter to the flight for `key`, or opens a flight for it and starts its task with `launch`.
+    ///
+    /// The task is started under the lock, so a flight is never in the table without its task: no caller can
+    /// abandon it in between, and no second lookup is needed to attach the task afterwards. The task cannot finish
+    /// before the lock is released, since reporting its outcome takes the same lock.
+    mutating func register(
+        _ waiter: Waiter, id waiterID: UInt64, for key: Key, isCancelled: Bool,
+        launch: (_ flightID: UInt64) -> Task<Void, Never>
+    ) -> Registration {
         // Checked under the lock: a cancellation that lands after this point finds the waiter registered, because
         // the cancellation handler takes the same lock.
         if isCancelled { return .cancelled }
@@ -86,17 +93,8 @@ struct FlightTable<Key: Hashable & Sendable, Value: Sendable> {
             return .joined(flightID: flights.values[index].id)
         }
         let flightID = nextID()
-        flights[key] = Flight(id: flightID, task: nil, waiters: Waiters(first: waiterID, waiter))
+        flights[key] = Flight(id: flightID, task: launch(flightID), waiters: Waiters(first: waiterID, waiter))
         return .lead(flightID: flightID)
-    }
-
-    /// Records the task of a flight that was just started. Returns `true` when the flight was abandoned before
-    /// its task could be attached, in which case the caller must cancel the task.
-    mutating func attach(_ task: Task<Void, Never>, to key: Key, flightID: UInt64) -> Bool {
-        // One lookup, then an update in place through the index.
-        guard let index = flights.index(forKey: key), flights.values[index].id == flightID else { return true }
-        flights.values[index].task = task
-        return false
     }
 
     /// Removes the flight if it is still the one that reported, and hands back its waiters to resume.

@@ -123,18 +123,17 @@ public actor RequestCoalescer<Key: Hashable & Sendable, Value: Sendable> {
         let value = try await withTaskCancellationHandler {
             try await withUnsafeThrowingContinuation { (waiter: Table.Waiter) in
                 registration = table.withLock {
-                    $0.register(waiter, id: waiterID, for: key, isCancelled: Task.isCancelled)
+                    $0.register(waiter, id: waiterID, for: key, isCancelled: Task.isCancelled) { flightID in
+                        launch(flightID, for: key, operation: operation)
+                    }
                 }
                 switch registration {
                 case .cancelled:
                     waiter.resume(throwing: CancellationError())
                 case .joined:
                     deadline = schedule(bound, bound?.joining, key: key, waiterID: waiterID)
-                case .lead(let flightID):
+                case .lead:
                     deadline = schedule(bound, bound?.leading, key: key, waiterID: waiterID)
-                    let task = launch(flightID, for: key, operation: operation)
-                    // The flight may have been abandoned between registering and here; then nobody else will cancel it.
-                    if table.withLock({ $0.attach(task, to: key, flightID: flightID) }) { task.cancel() }
                 }
             }
         } onCancel: {

@@ -49,7 +49,7 @@ public struct RequestKey: Hashable, Sendable, CustomStringConvertible, CustomRef
         let partition: String?
         let credentials: [String]
         let policy: CredentialPolicy
-        /// The hash of what `==` compares, computed once: a flight's key is hashed on every join, attach and
+        /// The hash of what `==` compares, computed once: a flight's key is hashed on every join and
         /// finish, and hashing the URL, header and credential strings each time was a tenth of a coalesced call.
         let hash: Int
 
@@ -158,40 +158,51 @@ private struct NormalizationPlan {
     var changesText: Bool { hasUppercase || defaultPortLength > 0 || fragmentStart != nil }
 
     /// `nil` when the text has no `scheme://`: such a URL is left as it is.
+    ///
+    /// Plain loops over the bytes: the generic collection algorithms this was first written with (reversed views,
+    /// `allSatisfy` with closures) cost more than the rest of building a key.
     init?(_ bytes: UnsafeBufferPointer<UInt8>) {
-        guard let colon = bytes.firstIndex(of: UInt8(ascii: ":")), colon + 2 < bytes.count,
-            bytes[colon + 1] == UInt8(ascii: "/"), bytes[colon + 2] == UInt8(ascii: "/")
-        else { return nil }
+        let count = bytes.count
+        var colon = 0
+        while colon < count, bytes[colon] != UInt8(ascii: ":") { colon += 1 }
+        guard colon + 2 < count, bytes[colon + 1] == UInt8(ascii: "/"), bytes[colon + 2] == UInt8(ascii: "/") else {
+            return nil
+        }
         authorityStart = colon + 3
         var index = authorityStart
-        while index < bytes.count, bytes[index] != UInt8(ascii: "/"), bytes[index] != UInt8(ascii: "?"),
-            bytes[index] != UInt8(ascii: "#")
-        {
+        var lastAt: Int?
+        while index < count {
+            let byte = bytes[index]
+            if byte == UInt8(ascii: "/") || byte == UInt8(ascii: "?") || byte == UInt8(ascii: "#") { break }
+            if byte == UInt8(ascii: "@") { lastAt = index }
             index += 1
         }
-        authorityEnd = index
-        hostStart =
-            bytes[authorityStart..<authorityEnd].lastIndex(of: UInt8(ascii: "@")).map { $0 + 1 } ?? authorityStart
-        var fragment: Int?
-        while index < bytes.count {
-            if bytes[index] == UInt8(ascii: "#") {
-                fragment = index
-                break
-            }
-            index += 1
-        }
-        fragmentStart = fragment
-        hasUppercase =
-            bytes[0..<colon].contains(where: Self.isUppercase)
-            || bytes[hostStart..<authorityEnd].contains(where: Self.isUppercase)
+        let end = index
+        let host = lastAt.map { $0 + 1 } ?? authorityStart
+        authorityEnd = end
+        hostStart = host
+        while index < count, bytes[index] != UInt8(ascii: "#") { index += 1 }
+        fragmentStart = index < count ? index : nil
+        var uppercase = false
+        for offset in 0..<colon where Self.isUppercase(bytes[offset]) { uppercase = true }
+        for offset in host..<end where Self.isUppercase(bytes[offset]) { uppercase = true }
+        hasUppercase = uppercase
         func schemeIs(_ name: StaticString) -> Bool {
-            colon == name.utf8CodeUnitCount
-                && (0..<colon).allSatisfy { bytes[$0] | 0x20 == name.utf8Start[$0] }
+            guard colon == name.utf8CodeUnitCount else { return false }
+            for offset in 0..<colon where bytes[offset] | 0x20 != name.utf8Start[offset] { return false }
+            return true
         }
-        let authority = bytes[authorityStart..<authorityEnd]
-        if schemeIs("http"), authority.reversed().starts(with: ":80".utf8.reversed()) {
+        func authorityEnds(with suffix: StaticString) -> Bool {
+            let length = suffix.utf8CodeUnitCount
+            guard end - host >= length else { return false }
+            for offset in 0..<length where bytes[end - length + offset] != suffix.utf8Start[offset] {
+                return false
+            }
+            return true
+        }
+        if schemeIs("http"), authorityEnds(with: ":80") {
             defaultPortLength = 3
-        } else if schemeIs("https"), authority.reversed().starts(with: ":443".utf8.reversed()) {
+        } else if schemeIs("https"), authorityEnds(with: ":443") {
             defaultPortLength = 4
         } else {
             defaultPortLength = 0

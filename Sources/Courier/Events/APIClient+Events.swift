@@ -55,21 +55,20 @@ extension APIClient {
 
     /// Runs one call between its first and last event: `requestStarted`, then `requestFinished` with the response
     /// `finish` makes (decoding included), or `requestFailed`. The response carries the call's id and timings.
-    func observe<T, Value>(
-        _ request: APIRequest<T>, decodingOnce shared: SharedDecoding?, finish: (Exchange) throws -> APIResponse<Value>
+    func observe<Value>(
+        _ request: APIRequest<Data>, decodingOnce shared: SharedDecoding?, finish: (Exchange) throws -> APIResponse<Value>
     ) async throws -> APIResponse<Value> {
         let call = instrumentation.begin()
         instrumentation.emit(call.id, .requestStarted(method: request.method, url: self.redactedURL(of: request)))
         do {
             let exchange: Exchange
             if let latestWins = request.latestWins {
-                // The slot runs the call in a task of its own: the value type is a phantom of the request, so the
-                // erased request carries none of the caller's types into it.
-                let erased = request.erased
+                // The slot runs the call in a task of its own; the request was erased by `send`, so it carries none
+                // of the caller's types into it.
                 exchange = try await latestWinsSlots.run(
                     latestWins, fingerprint: try? prepare(request).request, clock: configuration.clock
                 ) { [self, id = call.id] in
-                    try await performInScope(erased, id: id, decodingOnce: shared)
+                    try await performInScope(request, id: id, decodingOnce: shared)
                 }
             } else {
                 exchange = try await performInScope(request, id: call.id, decodingOnce: shared)
@@ -91,7 +90,7 @@ extension APIClient {
     /// Runs the call's work with the scope that tells the refresher which call a refresh belongs to; without an
     /// authenticator there is no refresh, and binding a task-local costs an allocation per call.
     @inline(__always)
-    private func performInScope<T>(_ request: APIRequest<T>, id: CallID, decodingOnce shared: SharedDecoding?)
+    private func performInScope(_ request: APIRequest<Data>, id: CallID, decodingOnce shared: SharedDecoding?)
         async throws -> Exchange
     {
         guard configuration.authenticator != nil else {
@@ -103,7 +102,7 @@ extension APIClient {
     }
 
     /// The call's URL as it will be sent, redacted; the path as given when no URL can be built from it.
-    func redactedURL<T>(of request: APIRequest<T>) -> String {
+    func redactedURL(of request: APIRequest<Data>) -> String {
         let redaction = instrumentation.redaction
         guard let url = try? URLBuilder.url(base: base, path: request.path, query: request.query) else {
             return redaction.redact(request.path)

@@ -28,8 +28,9 @@ public final class EventLog: Sendable {
     public let bufferSize: Int
 
     private let fanOut = EventFanOut()
-    /// Time elapsed on the injected clock since the log was created.
-    private let stopwatch: Stopwatch
+    /// Time elapsed on the injected clock since the log was created. A client's deadlines are kept on the same
+    /// one, so that the time an attempt was sent is also where its deadline counts from (one read of the clock).
+    let stopwatch: Stopwatch
 
     /// Creates a log with no subscribers.
     ///

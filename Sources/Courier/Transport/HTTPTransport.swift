@@ -78,7 +78,7 @@ extension HTTPTransport {
     ///   - deadline: When the attempt must end.
     /// - Returns: The response with its whole body.
     public func send(_ request: TransportRequest, deadline: TransportDeadline) async throws -> TransportResponse {
-        try await Deadline.run(timeout: deadline.timeout, scheduler: deadline.scheduler) {
+        try await Deadline.run(deadline) {
             try await send(request)
         }
     }

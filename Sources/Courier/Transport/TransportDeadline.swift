@@ -9,10 +9,13 @@ public struct TransportDeadline: Sendable {
     /// How long the attempt may take, from when it was handed to the transport.
     public let timeout: Duration
     let scheduler: DeadlineScheduler
+    /// When the attempt started, on the scheduler's time, when the caller already read it; `nil` for now.
+    let start: Duration?
 
-    init(timeout: Duration, scheduler: DeadlineScheduler) {
+    init(timeout: Duration, scheduler: DeadlineScheduler, start: Duration? = nil) {
         self.timeout = timeout
         self.scheduler = scheduler
+        self.start = start
     }
 
     /// The error an attempt that ran out of time throws: ``APIError/timedOut(_:)`` with ``timeout``.
@@ -25,7 +28,11 @@ public struct TransportDeadline: Sendable {
     ///   fires.
     /// - Returns: The registration to cancel when the attempt ends first.
     public func onExpiry(_ expire: @escaping @Sendable () -> Void) -> Registration {
-        Registration(id: scheduler.schedule(after: timeout, expire), scheduler: scheduler)
+        let id =
+            if let start { scheduler.schedule(at: start.saturatingAdding(timeout), expire) } else {
+                scheduler.schedule(after: timeout, expire)
+            }
+        return Registration(id: id, scheduler: scheduler)
     }
 
     /// A pending call of ``TransportDeadline/onExpiry(_:)``.
