@@ -78,9 +78,7 @@ extension HTTPTransport {
     ///   - deadline: When the attempt must end.
     /// - Returns: The response with its whole body.
     public func send(_ request: TransportRequest, deadline: TransportDeadline) async throws -> TransportResponse {
-        try await Deadline.run(deadline) {
-            try await send(request)
-        }
+        try await deadline.race { try await send(request) }
     }
 
     /// Buffers: reads a streamed request body whole, sends with ``send(_:)``, and returns the body as one chunk.

@@ -12,6 +12,20 @@ public struct TransportDeadline: Sendable {
     /// When the attempt started, on the scheduler's time, when the caller already read it; `nil` for now.
     let start: Duration?
 
+    /// A deadline of its own, `timeout` from when the transport is handed the request, for calling a transport
+    /// directly (in its tests, or in a tool); ``APIClient`` makes the deadlines of its calls itself.
+    ///
+    /// ```swift
+    /// let response = try await transport.send(request, deadline: TransportDeadline(timeout: .seconds(5)))
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - timeout: How long the attempt may take.
+    ///   - clock: The clock the deadline is kept on.
+    public init(timeout: Duration, clock: any Clock<Duration> = ContinuousClock()) {
+        self.init(timeout: timeout, scheduler: DeadlineScheduler(clock: clock))
+    }
+
     init(timeout: Duration, scheduler: DeadlineScheduler, start: Duration? = nil) {
         self.timeout = timeout
         self.scheduler = scheduler
@@ -33,6 +47,20 @@ public struct TransportDeadline: Sendable {
                 scheduler.schedule(after: timeout, expire)
             }
         return Registration(id: id, scheduler: scheduler)
+    }
+
+    /// Runs `operation` in a task of its own, raced against the deadline: the caller gets ``timeoutError`` the moment
+    /// the deadline passes, or `CancellationError` the moment it is cancelled, even from an operation that ignores
+    /// cancellation; the operation is then cancelled and its late result dropped.
+    ///
+    /// This is what ``HTTPTransport/send(_:deadline:)`` does by default. A transport that stops its exchanges with
+    /// ``onExpiry(_:)`` can still use it for the requests it cannot stop that way.
+    ///
+    /// - Parameter operation: The exchange.
+    /// - Returns: What `operation` returned, when it ended first.
+    /// - Throws: ``timeoutError`` past the deadline, `CancellationError`, or what `operation` threw.
+    public func race<Value: Sendable>(_ operation: @escaping @Sendable () async throws -> Value) async throws -> Value {
+        try await Deadline.run(self, operation: operation)
     }
 
     /// A pending call of ``TransportDeadline/onExpiry(_:)``.

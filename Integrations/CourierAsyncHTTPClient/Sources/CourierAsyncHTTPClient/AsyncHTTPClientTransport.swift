@@ -167,7 +167,9 @@ public final class AsyncHTTPClientTransport: HTTPTransport {
         for _ in 0...Self.maxRedirects {
             let response = try await executeOnce(hop, origin: request.url)
             let head = ResponseHead(response, method: hop.method)
-            guard let next = hop.following(response, head: head) else { return (response, head) }
+            guard let next = hop.following(status: head.statusCode, headers: head.fields) else {
+                return (response, head)
+            }
             await Self.discard(response.body)
             hop = next
         }

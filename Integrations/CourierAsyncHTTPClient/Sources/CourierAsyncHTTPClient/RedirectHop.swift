@@ -52,14 +52,27 @@ struct RedirectHop {
         return outgoing
     }
 
-    /// The next hop when `response` is a redirect the transport follows, `nil` when it is the final response:
-    /// not a redirect, no `Location`, or a target that is not an http(s) URL (the caller gets the 3xx itself).
+    /// The same request on AsyncHTTPClient's task API, whose exchanges can be stopped from outside (see
+    /// ``AsyncHTTPClientTransport/send(_:deadline:)``). Only for a body held whole.
+    func taskRequest() throws -> HTTPClient.Request {
+        var fields = HTTPHeaders()
+        fields.reserveCapacity(headers.count)
+        for field in headers where !Self.isFraming(field.name) {
+            fields.add(name: field.name, value: field.value)
+        }
+        return try HTTPClient.Request(
+            url: url.absoluteString, method: HTTPMethod(rawValue: method.rawValue), headers: fields,
+            body: body.map { .data($0) })
+    }
+
+    /// The next hop when a response with `status` and `headers` is a redirect the transport follows, `nil` when it
+    /// is the final response: not a redirect, no `Location`, or a target that is not an http(s) URL (the caller gets
+    /// the 3xx itself).
     ///
     /// A 303 (but for a `HEAD`), and a 301 or 302 of a `POST`, are followed with a `GET` and no body, as browsers
     /// and URLSession do (RFC 9110 §15.4.2–4 allows it); 307 and 308 keep the method and the body (§15.4.8–9).
-    func following(_ response: HTTPClientResponse, head: ResponseHead) -> RedirectHop? {
-        let status = head.statusCode
-        guard [301, 302, 303, 307, 308].contains(status), let location = response.headers.first(name: "location"),
+    func following(status: Int, headers responseHeaders: HTTPHeaders) -> RedirectHop? {
+        guard [301, 302, 303, 307, 308].contains(status), let location = responseHeaders.first(name: "location"),
             let target = URL(string: location, relativeTo: url)?.absoluteURL,
             let scheme = target.scheme?.lowercased(), scheme == "http" || scheme == "https", target.host != nil
         else { return nil }
@@ -109,16 +122,27 @@ struct RedirectHop {
 struct ResponseHead {
     let statusCode: Int
     let headers: HeaderFields
+    /// The header fields as AsyncHTTPClient gave them, for the redirect rules.
+    let fields: HTTPHeaders
     /// The `Content-Length` of a response that has a body (not to a `HEAD`, not a 1xx, 204 or 304).
     let announcedLength: Int?
 
     init(_ response: HTTPClientResponse, method: RequestMethod) {
-        statusCode = Int(response.status.code)
+        self.init(status: response.status, fields: response.headers, method: method)
+    }
+
+    init(_ head: HTTPResponseHead, method: RequestMethod) {
+        self.init(status: head.status, fields: head.headers, method: method)
+    }
+
+    private init(status: HTTPResponseStatus, fields: HTTPHeaders, method: RequestMethod) {
+        statusCode = Int(status.code)
+        self.fields = fields
         var pairs: [(String, String)] = []
-        pairs.reserveCapacity(response.headers.count)
-        for (name, value) in response.headers { pairs.append((name, value)) }
+        pairs.reserveCapacity(fields.count)
+        for (name, value) in fields { pairs.append((name, value)) }
         headers = HeaderFields(pairs)
         let hasBody = method != .head && statusCode >= 200 && statusCode != 204 && statusCode != 304
-        announcedLength = hasBody ? response.headers.first(name: "content-length").flatMap { Int($0) } : nil
+        announcedLength = hasBody ? fields.first(name: "content-length").flatMap { Int($0) } : nil
     }
 }

@@ -4,8 +4,8 @@ import CourierTesting
 import Foundation
 import Testing
 
-/// Each attempt's deadline holds over AsyncHTTPClient: on the system clock AsyncHTTPClient keeps it (no task per
-/// attempt), on an injected clock the attempt is raced against that clock; either way the transfer stops.
+/// Each attempt's deadline holds over AsyncHTTPClient, on the system clock and on an injected one: the deadline fails
+/// AsyncHTTPClient's task in flight (no task of Courier's per attempt), and the transfer stops.
 @Suite("AsyncHTTPClientTransport: deadlines", .timeLimit(.minutes(1)))
 struct DeadlineTests {
     /// `/stall` sends its head and 64 KiB of a 10 MB body, then nothing.
@@ -34,6 +34,25 @@ struct DeadlineTests {
             if server.log.events.contains(.responding(path: "/stall")) {
                 #expect(await server.log.first { $0 == .closedEarly(path: "/stall") } == .closedEarly(path: "/stall"))
             }
+            try await transport.shutdown()
+        }
+    }
+
+    @Test func calledDirectlyTheTransportEndsAStalledBodyAtItsDeadline() async throws {
+        try await withTestServer { server in
+            let clock = ManualClock()
+            let transport = AsyncHTTPClientTransport()
+            let deadline = TransportDeadline(timeout: .seconds(30), clock: clock)
+            let call = Task { try await transport.send(TransportRequest(url: server.url("/stall")), deadline: deadline) }
+            await clock.waitForSleeper { $0 == .seconds(30) }
+            #expect(await server.log.first { $0 == .responding(path: "/stall") } == .responding(path: "/stall"))
+            clock.advance(by: .seconds(30))
+            let error = await #expect(throws: APIError.self) { try await call.value }
+            guard case .timedOut(.seconds(30))? = error else {
+                Issue.record("expected timedOut(30 s), got \(String(describing: error))")
+                return
+            }
+            #expect(await server.log.first { $0 == .closedEarly(path: "/stall") } == .closedEarly(path: "/stall"))
             try await transport.shutdown()
         }
     }

@@ -25,12 +25,12 @@ struct FailureTests {
         try await transport.shutdown()
     }
 
-    @Test(arguments: ["/json", "/chunked"])
-    func aBodyPastTheLimitIsTooLarge(path: String) async throws {
+    @Test(arguments: ["/json", "/chunked"], BufferedSend.allCases)
+    func aBodyPastTheLimitIsTooLarge(path: String, way: BufferedSend) async throws {
         try await withTestServer { server in
             let transport = AsyncHTTPClientTransport(maxResponseBytes: 10)
             let error = await #expect(throws: APIError.self) {
-                try await transport.send(TransportRequest(url: server.url(path)))
+                try await way.send(TransportRequest(url: server.url(path)), with: transport)
             }
             guard case .responseTooLarge(let limit)? = error else {
                 Issue.record("expected responseTooLarge, got \(String(describing: error))")
@@ -41,20 +41,22 @@ struct FailureTests {
         }
     }
 
-    @Test func aBodyAtTheLimitIsAccepted() async throws {
+    @Test(arguments: BufferedSend.allCases)
+    func aBodyAtTheLimitIsAccepted(way: BufferedSend) async throws {
         try await withTestServer { server in
             let transport = AsyncHTTPClientTransport(maxResponseBytes: 16)
-            let response = try await transport.send(TransportRequest(url: server.url("/chunked")))
+            let response = try await way.send(TransportRequest(url: server.url("/chunked")), with: transport)
             #expect(response.body.count == 16)
             try await transport.shutdown()
         }
     }
 
-    @Test func aFloodPastTheLimitStopsTheTransfer() async throws {
+    @Test(arguments: BufferedSend.allCases)
+    func aFloodPastTheLimitStopsTheTransfer(way: BufferedSend) async throws {
         try await withTestServer { server in
             let transport = AsyncHTTPClientTransport(maxResponseBytes: 1 << 20)
             await #expect(throws: APIError.self) {
-                try await transport.send(TransportRequest(url: server.url("/flood?bytes=\(256 << 20)")))
+                try await way.send(TransportRequest(url: server.url("/flood?bytes=\(256 << 20)")), with: transport)
             }
             #expect(await server.log.first { $0 == .closedEarly(path: "/flood") } == .closedEarly(path: "/flood"))
             try await transport.shutdown()

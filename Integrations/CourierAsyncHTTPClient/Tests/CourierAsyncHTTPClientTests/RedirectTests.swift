@@ -25,14 +25,15 @@ struct RedirectTests {
         return components.url!
     }
 
-    @Test func crossOriginRedirectDropsEveryCredentialField() async throws {
+    @Test(arguments: BufferedSend.allCases)
+    func crossOriginRedirectDropsEveryCredentialField(way: BufferedSend) async throws {
         try await withTestServer { first in
             try await withTestServer { second in
                 let transport = AsyncHTTPClientTransport()
                 let request = TransportRequest(
                     url: Self.redirect(from: first, to: second.url("/headers")), headers: Self.credentialFields,
                     credentials: Self.policy())
-                let response = try await transport.send(request)
+                let response = try await way.send(request, with: transport)
                 #expect(response.statusCode == 200)
                 let received = try #require(second.log.requests.first).headers
                 #expect(received["authorization"] == nil)

@@ -96,10 +96,11 @@ struct StreamingTests {
         }
     }
 
-    @Test func cancellingABufferedSendStopsTheTransfer() async throws {
+    @Test(arguments: BufferedSend.allCases)
+    func cancellingABufferedSendStopsTheTransfer(way: BufferedSend) async throws {
         try await withTestServer { server in
             let transport = AsyncHTTPClientTransport()
-            let sender = Task { try await transport.send(TransportRequest(url: server.url("/stall"))) }
+            let sender = Task { try await way.send(TransportRequest(url: server.url("/stall")), with: transport) }
             _ = await server.log.first { $0 == .responding(path: "/stall") }
             sender.cancel()
             await #expect(throws: CancellationError.self) { try await sender.value }
