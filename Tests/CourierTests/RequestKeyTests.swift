@@ -31,6 +31,37 @@ private func key(_ url: String, method: RequestMethod = .get, headers: HeaderFie
         #expect(key(first) != key(second))
     }
 
+    @Test func aRequestKeepsItsNormalizedURLOnlyUntilTheURLChanges() {
+        var request = TransportRequest(url: URL(string: "https://API.example.com/a")!)
+        request.keepURLKey(RequestKey.normalize(request.url))
+        let copy = request
+        request.url = URL(string: "https://api.example.com/B#x")!
+        #expect(request.urlKey == "https://api.example.com/B")
+        #expect(copy.urlKey == "https://api.example.com/a")
+        #expect(RequestKey(request) != RequestKey(copy))
+        #expect(request != copy && request.urlKey != copy.urlKey)
+    }
+
+    @Test func anAdapterThatMovesTheRequestMovesItsCacheEntryAndKey() async throws {
+        struct Move: RequestAdapter {
+            func adapt(_ request: TransportRequest) async throws -> TransportRequest {
+                var moved = request
+                moved.url = URL(string: "https://api.example.com/moved")!
+                return moved
+            }
+        }
+        let transport = MockTransport.responding(headers: ["Cache-Control": "max-age=60"])
+        let cache = ResponseCache()
+        let client = APIClient(
+            baseURL: URL(string: "https://api.example.com")!,
+            configuration: .init(transport: transport, cache: cache, adapters: [Move()]))
+        _ = try await client.send(APIRequest<Data>.get("/original"))
+        let moved = TransportRequest(url: URL(string: "https://api.example.com/moved")!)
+        let original = TransportRequest(url: URL(string: "https://api.example.com/original")!)
+        #expect(await cache.cachedResponse(for: moved, partition: nil) != nil)
+        #expect(await cache.cachedResponse(for: original, partition: nil) == nil)
+    }
+
     @Test func representationHeadersMatterAndOthersDoNot() {
         let base = "https://api.example.com/a"
         #expect(key(base, headers: ["Accept": "text/csv"]) != key(base, headers: ["Accept": "application/json"]))

@@ -14,7 +14,7 @@ extension ResponseCache {
     @discardableResult
     public nonisolated func invalidate(for request: TransportRequest, response: TransportResponse) async -> Int {
         guard !request.method.isSafe, (200..<400).contains(response.statusCode) else { return 0 }
-        var urls = [RequestKey.normalize(request.url)]
+        var urls = [request.urlKey]
         for name in ["Location", "Content-Location"] {
             guard let value = response.headers[name]?.trimmingCharacters(in: .whitespaces),
                 let target = URL(string: value, relativeTo: request.url)?.absoluteURL,

@@ -36,7 +36,7 @@ extension ResponseCache {
     ) async -> (storedBytes: Int?, evicted: Int) {
         let status = response.statusCode
         guard request.method == .get, Freshness.isStorableFinalStatus(status) else { return (nil, 0) }
-        let url = RequestKey.normalize(request.url)
+        let url = request.urlKey
         let partition = CachePartition(identity: partition, request: request)
         let requestDirectives = Freshness.requestDirectives(request.headers)
         if requestDirectives.noStore {
@@ -44,9 +44,9 @@ extension ResponseCache {
             return (nil, 0)
         }
         // The common answer (a heuristically cacheable status, no `no-store` in sight) goes straight to the entry,
-        // which parses its fields once; only the others have their `Cache-Control` read here first.
-        if !Freshness.heuristicallyCacheableStatusCodes.contains(status) || Self.saysNoStore(response.headers) {
-            let directives = CacheControl.parse(response.headers.values(for: "Cache-Control"))
+        // which parses its fields once; only the others have their `Cache-Control` parsed here first, once.
+        if !Freshness.heuristicallyCacheableStatusCodes.contains(status) || Self.mentionsNoStore(response.headers) {
+            let directives = CacheControl.parse(response.headers.values(for: "cache-control"))
             let hasExpires = response.headers.contains("Expires")
             // A status with no lifetime to use (a 500 without `max-age`) leaves what is stored alone: it may
             // still stand in under `stale-if-error`.
@@ -87,7 +87,7 @@ extension ResponseCache {
     ) async -> Int? {
         guard request.method == .post, let location = response.headers["Content-Location"],
             let target = URL(string: location.trimmingCharacters(in: .whitespaces), relativeTo: request.url),
-            RequestKey.normalize(target.absoluteURL) == RequestKey.normalize(request.url)
+            RequestKey.normalize(target.absoluteURL) == request.urlKey
         else { return nil }
         let directives = CacheControl.parse(response.headers.values(for: "Cache-Control"))
         guard directives.maxAge != nil || response.headers.contains("Expires") else { return nil }
@@ -119,7 +119,7 @@ extension ResponseCache {
         _ entry: CachedResponse, with notModified: TransportResponse, for request: TransportRequest, partition: String?,
         requestTime: Date, responseTime: Date
     ) async -> CachedResponse? {
-        let url = RequestKey.normalize(request.url)
+        let url = request.urlKey
         let key = CachePartition(identity: partition, request: request)
         let candidates = state.withLock { $0.storage.candidates(url: url, partition: key) }
         let current = candidates.first { $0.entry.matches(request.headers) }

@@ -104,7 +104,7 @@ public actor ResponseCache {
     ///   - partition: The identity the response was stored under, or `nil`.
     /// - Returns: The stored response, or `nil`.
     public nonisolated func cachedResponse(for request: TransportRequest, partition: String?) async -> CachedResponse? {
-        let url = RequestKey.normalize(request.url)
+        let url = request.urlKey
         return entry(url: url, partition: CachePartition(identity: partition, request: request), request)
     }
 
@@ -124,7 +124,7 @@ public actor ResponseCache {
         guard CacheLookup.isServable(request), policy != .reloadIgnoringCache else {
             return policy == .onlyIfCached ? .unsatisfiable : .miss
         }
-        let url = RequestKey.normalize(request.url)
+        let url = request.urlKey
         let directives = Freshness.requestDirectives(request.headers)
         let partition = CachePartition(identity: partition, request: request)
         return decide(url: url, partition: partition, request, directives, policy, now)
@@ -222,13 +222,13 @@ public actor ResponseCache {
 
     // MARK: Helpers
 
-    /// Whether `headers` carry `Cache-Control: no-store`. A scan of the bytes rules most responses out without
-    /// allocating; only a field that mentions `no-store` is parsed, so a quoted `"no-store"` is not mistaken for it.
-    nonisolated static func saysNoStore(_ headers: HeaderFields) -> Bool {
-        let mentions = headers.fields.contains { field in
+    /// Whether a `Cache-Control` field of `headers` mentions `no-store`: a scan of the bytes that rules most
+    /// responses out without allocating or parsing. A mention is not yet a directive (it may be quoted): the caller
+    /// parses the fields when this says yes.
+    nonisolated static func mentionsNoStore(_ headers: HeaderFields) -> Bool {
+        headers.fields.contains { field in
             field.hasName("cache-control") && field.value.utf8.containsIgnoringASCIICase("no-store".utf8)
         }
-        return mentions && CacheControl.parse(headers.values(for: "Cache-Control")).noStore
     }
 
     /// Weak comparison of entity tags (RFC 9110 §8.8.3.2): equal opaque tags, ignoring `W/`.

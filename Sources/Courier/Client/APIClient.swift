@@ -233,8 +233,8 @@ public final class APIClient: Sendable {
     /// origin (or with ``APIRequest/sendsCredentialsToAnyOrigin``).
     func prepare(_ request: APIRequest<Data>) throws(APIError) -> Prepared {
         try request.method.validate()
-        let url = try URLBuilder.url(
-            base: base, path: request.path, query: request.query, recent: recentURLs)
+        let target = try URLBuilder.target(base: base, path: request.path, query: request.query, recent: recentURLs)
+        let url = target.url
         let isTrusted = !URLBuilder.isAbsolute(request.path) || scope.trusts(url)
         var headers = request.headers
         headers.addMissing(
@@ -258,6 +258,7 @@ public final class APIClient: Sendable {
         var built = TransportRequest(
             method: request.method, url: url, headers: headers, body: body, credentials: scope.credentials)
         built.redirectPolicy = request.redirectPolicy ?? configuration.redirectPolicy
+        built.keepURLKey(target.key)
         return Prepared(request: built, isTrusted: isTrusted)
     }
 

@@ -94,7 +94,7 @@ public struct RequestKey: Hashable, Sendable, CustomStringConvertible, CustomRef
             credentials = request.credentials.credentialLines(of: request.headers)
         }
         parts = Parts(
-            method: request.method, url: Self.normalize(request.url), varyingHeaders: varyingHeaders,
+            method: request.method, url: request.urlKey, varyingHeaders: varyingHeaders,
             body: request.body, partition: partition, credentials: credentials, policy: request.credentials)
     }
 

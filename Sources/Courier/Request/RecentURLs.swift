@@ -15,18 +15,29 @@ final class RecentURLs: Sendable {
     /// The most URLs kept.
     static let capacity = 256
 
-    private let table = Locked([String: URL]())
+    /// A URL and its normalized text (``RequestKey/normalize(_:)``), which the cache and the coalescing key use.
+    struct Entry: Sendable {
+        let url: URL
+        let key: String
+
+        init(_ url: URL) {
+            self.url = url
+            key = RequestKey.normalize(url)
+        }
+    }
+
+    private let table = Locked([String: Entry]())
 
     /// The URL kept under `key`, if any.
-    func url(for key: String) -> URL? {
+    func url(for key: String) -> Entry? {
         table.withLock { $0[key] }
     }
 
-    /// Keeps `url` under `key`, starting over first when full.
-    func remember(_ url: URL, as key: String) {
+    /// Keeps `entry` under `key`, starting over first when full.
+    func remember(_ entry: Entry, as key: String) {
         table.withLock { table in
             if table.count >= Self.capacity { table.removeAll(keepingCapacity: true) }
-            table[key] = url
+            table[key] = entry
         }
     }
 

@@ -14,7 +14,11 @@ public struct TransportRequest: Sendable, Hashable {
     /// The absolute URL of the target resource.
     public var url: URL {
         get { storage.fields.url }
-        _modify { yield &uniqueStorage().fields.url }
+        _modify {
+            let storage = uniqueStorage()
+            storage.urlKey = nil
+            yield &storage.fields.url
+        }
     }
     /// The header fields to send.
     public var headers: HeaderFields {
@@ -70,6 +74,17 @@ public struct TransportRequest: Sendable, Hashable {
         storage = Storage(method: method, url: url, headers: headers, body: body, credentials: credentials)
     }
 
+    /// The URL as the cache and the coalescing key compare it (``RequestKey/normalize(_:)``): kept from when the
+    /// client built the request, so that a call normalizes its URL once rather than at every lookup and key.
+    var urlKey: String {
+        storage.urlKey ?? RequestKey.normalize(url)
+    }
+
+    /// Keeps `key` as this request's ``urlKey``; it must be the normalized form of ``url``.
+    mutating func keepURLKey(_ key: String) {
+        uniqueStorage().urlKey = key
+    }
+
     /// The storage, copied first when another request shares it.
     private mutating func uniqueStorage() -> Storage {
         if !isKnownUniquelyReferenced(&storage) { storage = storage.copy() }
@@ -104,17 +119,21 @@ extension TransportRequest {
         // Unchecked: the storage is changed only through `uniqueStorage()`, by its sole owner, so two accesses can
         // never overlap; the run-time check cost about 80 instructions on every read of a field.
         @exclusivity(unchecked) var fields: Fields
+        /// The normalized URL, when known; not a field (equal requests may or may not know it). Cleared whenever
+        /// the URL changes.
+        @exclusivity(unchecked) var urlKey: String?
 
         init(method: RequestMethod, url: URL, headers: HeaderFields, body: Data?, credentials: CredentialPolicy) {
             fields = Fields(method: method, url: url, headers: headers, body: body, credentials: credentials)
         }
 
-        private init(fields: Fields) {
+        private init(fields: Fields, urlKey: String?) {
             self.fields = fields
+            self.urlKey = urlKey
         }
 
         func copy() -> Storage {
-            Storage(fields: fields)
+            Storage(fields: fields, urlKey: urlKey)
         }
     }
 }

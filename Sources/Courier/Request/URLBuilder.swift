@@ -21,6 +21,13 @@ enum URLBuilder {
     static func url(base: Base, path: String, query: [URLQueryItem], recent: RecentURLs? = nil) throws(APIError)
         -> URL
     {
+        try target(base: base, path: path, query: query, recent: recent).url
+    }
+
+    /// ``url(base:path:query:recent:)`` with its normalized text, which `recent` keeps beside the URL.
+    static func target(base: Base, path: String, query: [URLQueryItem], recent: RecentURLs?) throws(APIError)
+        -> RecentURLs.Entry
+    {
         if query.isEmpty, let known = recent?.url(for: path) { return known }
         let (target, isAbsolute) = try resolvedTarget(base: base, path: path)
         var text = target
@@ -31,8 +38,9 @@ enum URLBuilder {
         guard let url = URL(string: text), !isAbsolute || url.host != nil else {
             throw .invalidRequest(.invalidURL(text))
         }
-        recent?.remember(url, as: query.isEmpty ? path : text)
-        return url
+        let entry = RecentURLs.Entry(url)
+        recent?.remember(entry, as: query.isEmpty ? path : text)
+        return entry
     }
 
     /// A base URL as every request's URL is built from it, split once per client.
