@@ -37,7 +37,11 @@ extension CacheLookup {
 
     /// Whether `request` is one the cache may answer: a `GET` without conditional fields.
     static func isServable(_ request: TransportRequest) -> Bool {
-        request.method == .get && !callerConditionalFields.contains { request.headers.contains($0) }
+        guard request.method == .get else { return false }
+        // One pass over the request's fields, not one per conditional name; each of those names starts with "if-".
+        return !request.headers.fields.contains { field in
+            field.canonicalName.utf8.first == UInt8(ascii: "i") && callerConditionalFields.contains(field.canonicalName)
+        }
     }
 
     /// The decision for a request whose stored, `Vary`-matching response is `entry` (if any). Pure: `now` is the

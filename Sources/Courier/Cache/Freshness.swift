@@ -103,7 +103,11 @@ enum Freshness {
 
     /// The request's cache directives: its `Cache-Control`, or `Pragma: no-cache` when it has none (§5.4).
     static func requestDirectives(_ headers: HeaderFields) -> CacheControl {
-        let lines = headers.values(for: "Cache-Control")
+        // Most requests carry neither field: one pass over the names settles it without parsing.
+        guard headers.fields.contains(where: { $0.hasName("cache-control") || $0.hasName("pragma") }) else {
+            return CacheControl()
+        }
+        let lines = headers.values(for: "cache-control")
         var directives = CacheControl.parse(lines)
         if lines.isEmpty, CachedResponse.listValues(headers, "Pragma").contains("no-cache") {
             directives.noCache = true
