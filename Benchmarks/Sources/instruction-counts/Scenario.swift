@@ -21,8 +21,6 @@ enum Scenario: String, CaseIterable {
     case joiners
     /// Baseline: the rounds of `joiners` with tasks that do not call Courier.
     case emptyTasks = "empty-tasks"
-    /// Experiment: a bare coalescer flight around the transport.
-    case flightFloor = "flight-floor"
 
     /// Whether an iteration is a round of concurrent callers rather than one call.
     var isRound: Bool { self == .joiners || self == .emptyTasks }
@@ -46,11 +44,6 @@ enum Scenario: String, CaseIterable {
             let transport: any HTTPTransport = InMemoryTransport(response: Self.response())
             let request = TransportRequest(url: Self.baseURL.appending(path: "items/1"))
             return CallLoop(call: { _ = try await transport.send(request) }, verify: { _ in })
-        case .flightFloor:
-            let transport: any HTTPTransport = InMemoryTransport(response: Self.response())
-            let request = TransportRequest(url: Self.baseURL.appending(path: "items/1"))
-            let coalescer = RequestCoalescer<String, TransportResponse>()
-            return CallLoop(call: { _ = try await coalescer.run("k") { try await transport.send(request) } }, verify: { _ in })
         case .cacheOff:
             return Self.networkLoop(cache: nil, cacheControl: nil)
         case .uncacheable:
