@@ -43,25 +43,32 @@ final class Call: Sendable {
 /// with Foundation's `JSONDecoder` on Linux a 200-byte object costs about 80,000 instructions, so 10,000 joiners
 /// decoding the same bytes would spend most of their time doing it again.
 struct SharedDecoding: Sendable {
-    private let type: ObjectIdentifier
+    /// The type, kept as a metatype rather than in a closure: a closure over a generic type allocates its context
+    /// on every call, including the calls that join and never decode.
+    private let type: any (Decodable & Sendable).Type
     private let decoder: JSONDecoder
-    private let work: @Sendable (TransportResponse, JSONDecoder) -> Result<any Sendable, APIError>
 
     init<T: Decodable & Sendable>(_ type: T.Type, decoder: JSONDecoder) {
-        self.type = ObjectIdentifier(type)
+        self.type = type
         self.decoder = decoder
-        work = { response, decoder in
-            do throws(APIError) {
-                return .success(try APIClient.decode(T.self, from: response, decoder: decoder))
-            } catch {
-                return .failure(error)
-            }
-        }
     }
 
     /// The decoded body (or the decoding error), tagged with what it was decoded as.
     func decode(_ response: TransportResponse) -> DecodedValue {
-        DecodedValue(type: type, decoder: decoder, result: work(response, decoder))
+        DecodedValue(type: ObjectIdentifier(type), decoder: decoder, result: type.sharedDecoding(response, decoder))
+    }
+}
+
+extension Decodable where Self: Sendable {
+    /// This type decoded from `response`, for ``SharedDecoding`` (called on its metatype, which opens it).
+    fileprivate static func sharedDecoding(_ response: TransportResponse, _ decoder: JSONDecoder)
+        -> Result<any Sendable, APIError>
+    {
+        do throws(APIError) {
+            return .success(try APIClient.decode(Self.self, from: response, decoder: decoder))
+        } catch {
+            return .failure(error)
+        }
     }
 }
 
