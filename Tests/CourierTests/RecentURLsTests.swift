@@ -34,7 +34,9 @@ import Testing
     @Test func aRejectedURLIsNotKept() {
         let recent = RecentURLs()
         #expect(throws: APIError.self) { try URLBuilder.url(base: base, path: "https://", query: [], recent: recent) }
-        #expect(throws: APIError.self) { try URLBuilder.url(base: base, path: "http://[::1", query: [], recent: recent) }
+        #expect(throws: APIError.self) {
+            try URLBuilder.url(base: base, path: "http://[::1", query: [], recent: recent)
+        }
         #expect(recent.count == 0)
     }
 

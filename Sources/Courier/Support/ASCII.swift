@@ -38,7 +38,9 @@ extension String.UTF8View {
         guard needle.count <= haystack.count else { return false }
         for start in 0...(haystack.count - needle.count) {
             var matched = 0
-            while matched < needle.count, ASCII.lowercased(haystack[start + matched]) == needle[matched] { matched += 1 }
+            while matched < needle.count, ASCII.lowercased(haystack[start + matched]) == needle[matched] {
+                matched += 1
+            }
             if matched == needle.count { return true }
         }
         return false

@@ -35,7 +35,8 @@ extension AsyncHTTPClientTransport {
             let (head, body) = try await send(hop, origin: request.url, in: exchange)
             guard let next = hop.following(status: head.statusCode, headers: head.fields) else {
                 return TransportResponse(
-                    statusCode: head.statusCode, headers: head.headers, body: body.map { Data($0.readableBytesView) } ?? Data())
+                    statusCode: head.statusCode, headers: head.headers,
+                    body: body.map { Data($0.readableBytesView) } ?? Data())
             }
             hop = next
         }

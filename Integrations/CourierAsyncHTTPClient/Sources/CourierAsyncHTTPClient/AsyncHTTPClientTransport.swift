@@ -15,11 +15,11 @@ import Synchronization
 ///
 /// What it keeps from ``URLSessionTransport``, so that switching changes nothing a caller can see:
 /// - **Deadlines are Courier's.** AsyncHTTPClient's read and write timeouts are off and each request's own
-///   deadline is distant: ``APIClient`` cancels the calling task when an attempt's deadline passes, and cancelling
-///   stops the transfer (AsyncHTTPClient closes the connection). Connecting has a five-minute backstop only,
-///   because AsyncHTTPClient cannot be told to connect without one. (Handing the attempt's deadline to
-///   AsyncHTTPClient instead would save the task ``APIClient`` races each attempt in, but AsyncHTTPClient 1.37's
-///   deadline ends only the wait for the response head: a body that stalls after it was measured to hang past it.)
+///   deadline is distant: when an attempt's deadline passes on the client's clock, the transport fails
+///   AsyncHTTPClient's task for it, which stops the transfer (AsyncHTTPClient closes the connection); see
+///   ``send(_:deadline:)``. Connecting has a five-minute backstop only, because AsyncHTTPClient cannot be told to
+///   connect without one. (AsyncHTTPClient's own deadline is not used: in 1.37 it ends only the wait for the
+///   response head, and a body that stalls after it was measured to hang past it.)
 /// - **Redirects** are followed by the transport, not by AsyncHTTPClient, so that a redirect to another origin
 ///   drops every field the request's ``TransportRequest/credentials`` names (AsyncHTTPClient would drop only
 ///   `Authorization`, `Cookie` and `Proxy-Authorization`). 303, and 301 or 302 of a `POST`, become a `GET` without

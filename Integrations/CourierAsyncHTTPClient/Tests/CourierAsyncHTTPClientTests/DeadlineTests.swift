@@ -43,7 +43,9 @@ struct DeadlineTests {
             let clock = ManualClock()
             let transport = AsyncHTTPClientTransport()
             let deadline = TransportDeadline(timeout: .seconds(30), clock: clock)
-            let call = Task { try await transport.send(TransportRequest(url: server.url("/stall")), deadline: deadline) }
+            let call = Task {
+                try await transport.send(TransportRequest(url: server.url("/stall")), deadline: deadline)
+            }
             await clock.waitForSleeper { $0 == .seconds(30) }
             #expect(await server.log.first { $0 == .responding(path: "/stall") } == .responding(path: "/stall"))
             clock.advance(by: .seconds(30))
