@@ -143,33 +143,29 @@ public struct CachedResponse: Sendable {
         response: TransportResponse, request: TransportRequest, requestTime: Date, responseTime: Date,
         defaultFreshness: TimeInterval?
     ) {
-        var headers = response.headers
-        let listed = Self.listValues(response.headers, "Connection")
-        for name in Self.fieldsNeverStored.union(listed) where headers.contains(name) {
-            headers.remove(name: name)
-        }
+        let headers = Self.storedHeaders(response.headers)
         let stored = TransportResponse(statusCode: response.statusCode, headers: headers, body: response.body)
-        let directives = CacheControl.parse(headers.values(for: "Cache-Control"))
-        let date = headers["Date"].flatMap { HTTPDate.parse($0, now: responseTime) }
+        let fields = StoredFields(headers)
+        let directives = CacheControl.parse(fields.cacheControl)
+        let date = fields.date.flatMap { HTTPDate.parse($0, now: responseTime) }
         let dateValue = date ?? responseTime  // RFC 9110 §6.6.1: a recipient with a clock supplies the Date.
-        let lastModifiedDate = headers["Last-Modified"].flatMap { HTTPDate.parse($0, now: responseTime) }
+        let lastModifiedDate = fields.lastModified.flatMap { HTTPDate.parse($0, now: responseTime) }
         // §4.2.1: an invalid Expires (such as "0") is a time in the past.
-        let expires = headers["Expires"].map { HTTPDate.parse($0, now: responseTime) ?? .distantPast }
+        let expires = fields.expires.map { HTTPDate.parse($0, now: responseTime) ?? .distantPast }
         let lifetime = Freshness.lifetime(
             directives: directives, expires: expires, date: dateValue, lastModified: lastModifiedDate,
             statusCode: response.statusCode, defaultFreshness: defaultFreshness)
         let correctedInitialAge = Freshness.correctedInitialAge(
-            ageValue: Freshness.ageValue(headers.values(for: "Age")), date: dateValue, requestTime: requestTime,
+            ageValue: Freshness.ageValue(fields.age), date: dateValue, requestTime: requestTime,
             responseTime: responseTime)
-        let etag = headers["ETag"].map { $0.trimmingCharacters(in: .whitespaces) }.flatMap { $0.isEmpty ? nil : $0 }
-        let lastModified = lastModifiedDate == nil ? nil : headers["Last-Modified"]
-        let vary = Self.listValues(headers, "Vary")
+        let etag = fields.etag.map { $0.trimmingCharacters(in: .whitespaces) }.flatMap { $0.isEmpty ? nil : $0 }
+        let lastModified = lastModifiedDate == nil ? nil : fields.lastModified
+        let vary = fields.varyNames
         let variesOnEverything = vary.contains("*") || vary.count > Self.maxVaryNames
         let varyNames = variesOnEverything ? [] : vary
         let varyValues = varyNames.map { Self.normalizedValue(of: $0, in: request.headers) }
         let byteCount = headers.reduce(response.body.count) { $0 + $1.name.utf8.count + $1.value.utf8.count }
-        let contentRange =
-            response.statusCode == 206 ? headers["Content-Range"].flatMap(ContentRange.init) : nil
+        let contentRange = response.statusCode == 206 ? fields.contentRange.flatMap(ContentRange.init) : nil
         self.stored = Stored(
             Fields(
                 response: stored, requestTime: requestTime, responseTime: responseTime,
@@ -242,9 +238,26 @@ public struct CachedResponse: Sendable {
 
     /// The comma-separated elements of every `name` field, trimmed and lowercased, empty ones dropped.
     static func listValues(_ headers: HeaderFields, _ name: String) -> [String] {
-        headers.values(for: name).flatMap { $0.split(separator: ",") }
+        listMembers(headers.values(for: name))
+    }
+
+    /// The members of list-valued field lines, trimmed and lower-cased, empty members dropped.
+    static func listMembers(_ lines: [String]) -> [String] {
+        lines.flatMap { $0.split(separator: ",") }
             .map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
             .filter { !$0.isEmpty }
+    }
+
+    /// `headers` without the fields a cache never stores: hop-by-hop and per-recipient fields, and those the
+    /// `Connection` field names. Most responses carry none of them beyond `Connection` itself, and are copied only
+    /// when there is something to remove.
+    static func storedHeaders(_ headers: HeaderFields) -> HeaderFields {
+        let listed = listValues(headers, "connection")
+        let removes: (HeaderFields.Field) -> Bool = { field in
+            fieldsNeverStored.contains(field.canonicalName) || (!listed.isEmpty && listed.contains(field.canonicalName))
+        }
+        guard headers.fields.contains(where: removes) else { return headers }
+        return HeaderFields(headers.fields.filter { !removes($0) }.map { ($0.name, $0.value) })
     }
 
     /// A request header's value for `Vary` matching (§4.1), normalised as far as RFC 9110 allows so that
