@@ -263,9 +263,14 @@ struct CacheStorage {
         freeSlots.append(slot)
         count -= 1
         totalBytes -= node.entry.byteCount + node.decodedBytes
-        index[node.url]?[node.partition]?.removeAll { $0 == slot }
-        if index[node.url]?[node.partition]?.isEmpty == true { index[node.url]?[node.partition] = nil }
-        if index[node.url]?.isEmpty == true { index[node.url] = nil }
+        // The URL's partitions are taken out and put back only if something is left: one lookup of the URL for the
+        // common case of one variant in one partition, where the index took five.
+        guard var partitions = index.removeValue(forKey: node.url) else { return }
+        if var variants = partitions.removeValue(forKey: node.partition) {
+            variants.removeAll { $0 == slot }
+            if !variants.isEmpty { partitions[node.partition] = variants }
+        }
+        if !partitions.isEmpty { index[node.url] = partitions }
     }
 
     private mutating func unlink(_ slot: Int) {

@@ -252,12 +252,14 @@ public struct CachedResponse: Sendable {
     /// `Connection` field names. Most responses carry none of them beyond `Connection` itself, and are copied only
     /// when there is something to remove.
     static func storedHeaders(_ headers: HeaderFields) -> HeaderFields {
+        // `Connection` is itself never stored, so a response without any such field names nothing to remove either:
+        // one lookup per field settles the common case.
+        guard headers.fields.contains(where: { fieldsNeverStored.contains($0.canonicalName) }) else { return headers }
         let listed = listValues(headers, "connection")
-        let removes: (HeaderFields.Field) -> Bool = { field in
-            fieldsNeverStored.contains(field.canonicalName) || (!listed.isEmpty && listed.contains(field.canonicalName))
-        }
-        guard headers.fields.contains(where: removes) else { return headers }
-        return HeaderFields(headers.fields.filter { !removes($0) }.map { ($0.name, $0.value) })
+        return HeaderFields(
+            headers.fields
+                .filter { !fieldsNeverStored.contains($0.canonicalName) && !listed.contains($0.canonicalName) }
+                .map { ($0.name, $0.value) })
     }
 
     /// A request header's value for `Vary` matching (§4.1), normalised as far as RFC 9110 allows so that
