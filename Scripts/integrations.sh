@@ -4,6 +4,8 @@
 # each one builds its dependencies from scratch in CI.
 #   bash Scripts/integrations.sh            all packages
 #   bash Scripts/integrations.sh DIR...     only these (Integrations/NAME or Examples/NAME)
+# Each package's tests get COURIER_INTEGRATION_TEST_SECONDS (900 by default; they take under 2 minutes): a test that
+# hangs fails the run with its package's name instead of running into CI's hard limit.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if [ -d /opt/swift/usr/bin ]; then export PATH="/opt/swift/usr/bin:$PATH"; fi
@@ -34,6 +36,14 @@ for dir in "${packages[@]}"; do
     fi
     rm -f "$log"
     printf '\n--- %s: test ---\n' "$name"
-    (cd "$dir" && swift test)
+    limit=${COURIER_INTEGRATION_TEST_SECONDS:-900}
+    status=0
+    # timeout signals the whole process group, so the test runner it starts goes too.
+    (cd "$dir" && timeout --kill-after=30 "$limit" swift test) || status=$?
+    if [ "$status" = 124 ] || [ "$status" = 137 ]; then
+        echo "integrations.sh: $name: the tests did not finish within $limit s (COURIER_INTEGRATION_TEST_SECONDS)" >&2
+        exit 1
+    fi
+    [ "$status" = 0 ] || exit "$status"
     echo "integrations.sh: $name passed in $(( $(date +%s) - start )) s"
 done
