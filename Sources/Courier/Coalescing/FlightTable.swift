@@ -1,7 +1,9 @@
 /// The coalescer's state as a plain value: which flights are in the air and who waits on each.
 ///
 /// Every method is a short critical section run under ``RequestCoalescer``'s lock. None resumes a continuation
-/// or cancels a task: each returns what must happen, and the caller does it after the lock is released.
+/// or cancels a task: each returns what must happen, and the caller does it after the lock is released (the waiters
+/// a flight hands back are resumed with `Waiters.resumeAll(with:)` then). The one thing done under the lock is
+/// starting a new flight's task, in `register`, so that a flight is never in the table without it.
 struct FlightTable<Key: Hashable & Sendable, Value: Sendable> {
     /// A suspended caller. Unchecked: the table hands each waiter out exactly once (`finish` or `leave`, never both),
     /// and a checked continuation costs an allocation per caller.
