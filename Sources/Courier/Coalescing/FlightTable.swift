@@ -2,8 +2,8 @@
 ///
 /// Every method is a short critical section run under ``RequestCoalescer``'s lock. None resumes a continuation
 /// or cancels a task: each returns what must happen, and the caller does it after the lock is released (the waiters
-/// a flight hands back are resumed with `Waiters.resumeAll(with:)` then). The one thing done under the lock is
-/// starting a new flight's task, in `register`, so that a flight is never in the table without it.
+/// a flight hands back are resumed with `Waiters.resumeAll(with:)` then). A new flight's task is started by its
+/// leader after `register`, outside the lock, and kept with `attach`.
 struct FlightTable<Key: Hashable & Sendable, Value: Sendable> {
     /// A suspended caller. Unchecked: the table hands each waiter out exactly once (`finish` or `leave`, never both),
     /// and a checked continuation costs an allocation per caller.
@@ -12,7 +12,9 @@ struct FlightTable<Key: Hashable & Sendable, Value: Sendable> {
     /// One in-flight operation and the callers suspended on it.
     struct Flight {
         let id: UInt64
-        let task: Task<Void, Never>
+        /// `nil` from registration until ``FlightTable/attach(_:to:flightID:)``: the task is started outside the lock,
+        /// because it runs on the leader's thread until it first suspends and may finish (taking the lock) meanwhile.
+        var task: Task<Void, Never>?
         var waiters: Waiters
     }
 
@@ -75,15 +77,9 @@ struct FlightTable<Key: Hashable & Sendable, Value: Sendable> {
         return lastID
     }
 
-    /// Adds a waiter to the flight for `key`, or opens a flight for it and starts its task with `launch`.
-    ///
-    /// The task is started under the lock, so a flight is never in the table without its task: no caller can
-    /// abandon it in between, and no second lookup is needed to attach the task afterwards. The task cannot finish
-    /// before the lock is released, since reporting its outcome takes the same lock.
-    mutating func register(
-        _ waiter: Waiter, id waiterID: UInt64, for key: Key, isCancelled: Bool,
-        launch: (_ flightID: UInt64) -> Task<Void, Never>
-    ) -> Registration {
+    /// Adds a waiter to the flight for `key`, or opens a flight for it; the leader then starts the flight's task and
+    /// hands it to ``attach(_:to:flightID:)``.
+    mutating func register(_ waiter: Waiter, id waiterID: UInt64, for key: Key, isCancelled: Bool) -> Registration {
         // Checked under the lock: a cancellation that lands after this point finds the waiter registered, because
         // the cancellation handler takes the same lock.
         if isCancelled { return .cancelled }
@@ -95,8 +91,18 @@ struct FlightTable<Key: Hashable & Sendable, Value: Sendable> {
             return .joined(flightID: flights.values[index].id)
         }
         let flightID = nextID()
-        flights[key] = Flight(id: flightID, task: launch(flightID), waiters: Waiters(first: waiterID, waiter))
+        flights[key] = Flight(id: flightID, task: nil, waiters: Waiters(first: waiterID, waiter))
         return .lead(flightID: flightID)
+    }
+
+    /// Keeps the task of the flight `flightID`, started by its leader after ``register(_:id:for:isCancelled:)``.
+    /// Returns `false` when the flight is no longer in the table: it either reported its outcome already (its
+    /// operation never suspended) or every waiter left it first; the leader then cancels the task, which is harmless
+    /// in the first case and stops work nobody waits for in the second.
+    mutating func attach(_ task: Task<Void, Never>, to key: Key, flightID: UInt64) -> Bool {
+        guard let index = flights.index(forKey: key), flights.values[index].id == flightID else { return false }
+        flights.values[index].task = task
+        return true
     }
 
     /// Removes the flight if it is still the one that reported, and hands back its waiters to resume.
@@ -122,6 +128,6 @@ struct FlightTable<Key: Hashable & Sendable, Value: Sendable> {
         waiting -= 1
         guard policy == .cancel, flights[key]?.waiters.isEmpty == true else { return (waiter, nil) }
         // Remove before cancelling so a caller arriving next starts a fresh flight instead of joining a dying one.
-        return (waiter, flights.removeValue(forKey: key)?.task)
+        return (waiter, flights.removeValue(forKey: key).flatMap(\.task))
     }
 }

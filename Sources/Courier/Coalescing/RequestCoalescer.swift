@@ -28,6 +28,8 @@
 /// - Important: Concurrency contract.
 ///   - The operation runs in a task owned by the flight, never in any caller's task and never on this actor. It
 ///     inherits the priority and task-local values of the caller that started the flight, but not its cancellation.
+///     The task starts on that caller's thread (`Task.immediate`) and stays there until the operation first
+///     suspends, so starting a flight costs no thread hop.
 ///   - A caller that is cancelled leaves at once with `CancellationError`, even though the flight keeps running
 ///     for the others. The flight's task is cancelled only when its last waiter leaves and the policy is
 ///     ``AbandonmentPolicy/cancel``; with ``AbandonmentPolicy/finish`` it runs on and can still be joined.
@@ -123,17 +125,22 @@ public actor RequestCoalescer<Key: Hashable & Sendable, Value: Sendable> {
         let value = try await withTaskCancellationHandler {
             try await withUnsafeThrowingContinuation { (waiter: Table.Waiter) in
                 registration = table.withLock {
-                    $0.register(waiter, id: waiterID, for: key, isCancelled: Task.isCancelled) { flightID in
-                        launch(flightID, for: key, operation: operation)
-                    }
+                    $0.register(waiter, id: waiterID, for: key, isCancelled: Task.isCancelled)
                 }
                 switch registration {
                 case .cancelled:
                     waiter.resume(throwing: CancellationError())
                 case .joined:
                     deadline = schedule(bound, bound?.joining, key: key, waiterID: waiterID)
-                case .lead:
-                    deadline = schedule(bound, bound?.leading, key: key, waiterID: waiterID)
+                case .lead(let flightID):
+                    // The flight's task starts on this thread and runs until it first suspends; an operation that
+                    // never suspends has resumed this caller before `launch` returns.
+                    let task = launch(flightID, for: key, operation: operation)
+                    if table.withLock({ $0.attach(task, to: key, flightID: flightID) }) {
+                        deadline = schedule(bound, bound?.leading, key: key, waiterID: waiterID)
+                    } else {
+                        task.cancel()
+                    }
                 }
             }
         } onCancel: {
@@ -160,14 +167,16 @@ public actor RequestCoalescer<Key: Hashable & Sendable, Value: Sendable> {
         }
     }
 
-    /// Starts the flight's task. It is created from this nonisolated method, so neither the task nor the operation
-    /// starts on the actor's executor.
+    /// Starts the flight's task with `Task.immediate`: it runs on the calling thread until its first suspension, so
+    /// a flight costs no hop to another thread to start, and an operation that completes without suspending (a
+    /// fresh answer from memory) never waits for a thread at all. It is started from this nonisolated method, so
+    /// neither the task nor the operation runs on the actor's executor.
     private nonisolated func launch(
         _ flightID: UInt64,
         for key: Key,
         operation: @escaping @Sendable () async throws -> Value
     ) -> Task<Void, Never> {
-        Task { [table] in
+        Task.immediate { [table] in
             let outcome: Result<Value, any Error>
             do {
                 outcome = .success(try await operation())

@@ -32,7 +32,9 @@ enum URLBuilder {
         let (target, isAbsolute) = try resolvedTarget(base: base, path: path)
         var text = target
         if !query.isEmpty {
-            text += (target.contains("?") ? "&" : "?") + encode(query)
+            // Over the UTF-8 view: `String.contains(_:)` with a string argument is Foundation's `range(of:)`, which
+            // cost more than the whole rest of building the URL (1.3 % of the client's CPU against nginx).
+            text += (target.utf8.contains(UInt8(ascii: "?")) ? "&" : "?") + encode(query)
             if let known = recent?.url(for: text) { return known }
         }
         guard let url = URL(string: text), !isAbsolute || url.host != nil else {

@@ -45,16 +45,19 @@ struct ThroughputReport {
     let contenders: [String]
     /// Requests per second of each round, by load ("concurrent", "sequential") and contender.
     let results: [String: [String: [Double]]]
+    /// CPU microseconds per request of each round, keyed like `results`.
+    let cpu: [String: [String: [Double]]]
 
-    func median(_ load: String, _ contender: String) -> Double {
-        let rates = (results[load]?[contender] ?? []).sorted()
+    func median(_ load: String, _ contender: String, of table: [String: [String: [Double]]]? = nil) -> Double {
+        let rates = ((table ?? results)[load]?[contender] ?? []).sorted()
         guard !rates.isEmpty else { return 0 }
         return rates.count % 2 == 1 ? rates[rates.count / 2] : (rates[rates.count / 2 - 1] + rates[rates.count / 2]) / 2
     }
 
     var markdown: String {
         var lines = [
-            "| load | contender | requests/s (median) | rounds (requests/s) |", "|---|---|---:|---|",
+            "| load | contender | requests/s (median) | client CPU µs/request (median) | rounds (requests/s) |",
+            "|---|---|---:|---:|---|",
         ]
         for (load, label) in [
             ("concurrent", "\(options.concurrency) tasks, \(options.requests) distinct keys"),
@@ -62,7 +65,8 @@ struct ThroughputReport {
         ] {
             for contender in contenders {
                 let rounds = (results[load]?[contender] ?? []).map { "\(Int($0))" }.joined(separator: ", ")
-                lines.append("| \(label) | \(contender) | \(Int(median(load, contender))) | \(rounds) |")
+                let cpuTime = Int(median(load, contender, of: cpu))
+                lines.append("| \(label) | \(contender) | \(Int(median(load, contender))) | \(cpuTime) | \(rounds) |")
             }
         }
         let ahc = "Courier + AsyncHTTPClientTransport"
@@ -70,15 +74,21 @@ struct ThroughputReport {
         func ratio(_ load: String, _ lhs: String, _ rhs: String) -> String {
             String(format: "%.2f×", median(load, lhs) / max(median(load, rhs), 1e-9))
         }
+        // Courier is held to the faster of AsyncHTTPClient's two APIs in each run, whichever that is on the day.
+        func fasterRaw(_ load: String) -> String {
+            let futures = "raw AsyncHTTPClient, futures"
+            return median(load, futures) > median(load, "raw AsyncHTTPClient") ? futures : "raw AsyncHTTPClient"
+        }
         lines += [
             "",
             "| ratio (medians) | measured | target |", "|---|---:|---:|",
             "| concurrent: Courier + AHC / Courier + URLSession | \(ratio("concurrent", ahc, urlSession)) | ≥ 3× |",
-            "| concurrent: Courier + AHC / raw AHC | \(ratio("concurrent", ahc, "raw AsyncHTTPClient")) | ≥ 0.9× (0.95×) |",
+            "| concurrent: Courier + AHC / raw AHC (async API) | \(ratio("concurrent", ahc, "raw AsyncHTTPClient")) | — |",
+            "| concurrent: Courier + AHC / faster raw AHC (\(fasterRaw("concurrent"))) | \(ratio("concurrent", ahc, fasterRaw("concurrent"))) | ≥ 0.9× (0.95×) |",
             "| concurrent: Courier + URLSession / raw URLSession | \(ratio("concurrent", urlSession, "raw URLSession")) | ≥ 0.98× |",
             "| sequential: Courier + AHC / Courier + URLSession | \(ratio("sequential", ahc, urlSession)) | ≥ 1.3× |",
-            "| concurrent: Courier + AHC, no cache / raw AHC | \(ratio("concurrent", ahc + ", no cache", "raw AsyncHTTPClient")) | — |",
-            "| sequential: Courier + AHC / raw AHC | \(ratio("sequential", ahc, "raw AsyncHTTPClient")) | — |",
+            "| concurrent: Courier + AHC, no cache / faster raw AHC | \(ratio("concurrent", ahc + ", no cache", fasterRaw("concurrent"))) | — |",
+            "| sequential: Courier + AHC / faster raw AHC (\(fasterRaw("sequential"))) | \(ratio("sequential", ahc, fasterRaw("sequential"))) | — |",
             "| sequential: Courier + URLSession / raw URLSession | \(ratio("sequential", urlSession, "raw URLSession")) | — |",
         ]
         return lines.joined(separator: "\n")

@@ -23,6 +23,7 @@ func progress(_ message: String) {
 }
 
 var results: [String: [String: [Double]]] = [:]
+var cpu: [String: [String: [Double]]] = [:]
 var keys = 0
 @MainActor func nextKeys(_ count: Int) -> Range<Int> {
     defer { keys += count }
@@ -39,11 +40,15 @@ for (label, requests, concurrency) in [
     for round in 0..<options.rounds {
         let order = contenders.indices.map { contenders[($0 + round) % contenders.count] }
         for contender in order {
-            let rate = await Load.concurrent(keys: nextKeys(requests), concurrency: concurrency, send: contender.send)
-            results[label, default: [:]][contender.name, default: []].append(rate)
-            progress("\(label) round \(round + 1): \(contender.name) \(Int(rate)) requests/s")
+            let measured = await Load.concurrent(
+                keys: nextKeys(requests), concurrency: concurrency, send: contender.send)
+            results[label, default: [:]][contender.name, default: []].append(measured.rate)
+            cpu[label, default: [:]][contender.name, default: []].append(measured.cpuMicroseconds)
+            progress(
+                "\(label) round \(round + 1): \(contender.name) \(Int(measured.rate)) requests/s, "
+                    + "\(Int(measured.cpuMicroseconds)) µs CPU per request")
         }
     }
 }
-print(ThroughputReport(options: options, contenders: contenders.map(\.name), results: results).markdown)
+print(ThroughputReport(options: options, contenders: contenders.map(\.name), results: results, cpu: cpu).markdown)
 for contender in contenders { await contender.close() }
