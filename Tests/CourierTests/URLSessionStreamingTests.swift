@@ -166,6 +166,25 @@ import Testing
         #expect(server.requests.first?.body == parts.reduce(Data(), +))
     }
 
+    /// The body is read once into a temporary file before the task starts; what keeps an upload's deadline moving
+    /// while it is sent is URLSession reporting the bytes sent, which the transport passes to the body's observer.
+    @Test func theBytesURLSessionSendsAreReportedToTheBodysObserver() async throws {
+        let server = try TestServer()
+        defer { server.shutdown() }
+        server.route("POST", "/upload") { request in .text("\(request.body.count)") }
+        let parts = (0..<20).map { Data(repeating: UInt8($0), count: 10_000) }
+        let remaining = Locked(parts)
+        let observed = Locked(0)
+        var request = TransportRequest(method: .post, url: server.baseURL.appendingPathComponent("upload"))
+        request.streamedBody = StreamedBody(
+            length: nil, chunks: ByteStream(next: { remaining.withLock { $0.isEmpty ? nil : $0.removeFirst() } })
+        ).observingSends { bytes in observed.withLock { $0 += bytes } }
+        let response = try await URLSessionTransport().stream(request)
+        #expect(String(decoding: try await response.body.collect(upTo: 100), as: UTF8.self) == "200000")
+        // 200,000 bytes read into the file, then 200,000 reported sent.
+        #expect(observed.withLock { $0 } == 400_000)
+    }
+
     @Test func anUploadWhoseStreamFailsEndsWithTheStreamsError() async throws {
         struct Unreadable: Error {}
         let server = try TestServer()

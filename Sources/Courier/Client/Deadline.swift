@@ -10,6 +10,30 @@ enum Deadline {
         _ deadline: TransportDeadline,
         operation: @escaping @Sendable () async throws -> Value
     ) async throws -> Value {
+        var registration: TransportDeadline.Registration?
+        return try await run(
+            timeoutError: deadline.timeoutError, startTimer: { registration = deadline.onExpiry($0) },
+            stopTimer: { registration?.cancel() }, operation: operation)
+    }
+
+    /// ``run(_:operation:)`` against a ``SendingDeadline``, which moves while the transport reads the request's body.
+    static func run<Value: Sendable>(
+        _ deadline: SendingDeadline, timeoutError: APIError,
+        operation: @escaping @Sendable () async throws -> Value
+    ) async throws -> Value {
+        try await run(
+            timeoutError: timeoutError, startTimer: { deadline.start($0) }, stopTimer: { deadline.cancel() },
+            operation: operation)
+    }
+
+    /// The race itself: `startTimer` is handed what to do when the deadline passes, and `stopTimer` ends the timer
+    /// once the race is over, whoever won.
+    private static func run<Value: Sendable>(
+        timeoutError: APIError,
+        startTimer: (_ expire: @escaping @Sendable () -> Void) -> Void,
+        stopTimer: () -> Void,
+        operation: @escaping @Sendable () async throws -> Value
+    ) async throws -> Value {
         let race = Race<Value>()
         let work = Task {
             do {
@@ -18,13 +42,13 @@ enum Deadline {
                 race.finish(.failure(error))
             }
         }
-        let expiry = deadline.onExpiry {
+        startTimer {
             work.cancel()
-            race.finish(.failure(deadline.timeoutError))
+            race.finish(.failure(timeoutError))
         }
         defer {
             work.cancel()
-            expiry.cancel()
+            stopTimer()
         }
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in

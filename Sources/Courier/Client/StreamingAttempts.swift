@@ -32,9 +32,7 @@ extension APIClient {
             try await authorization?.authorize(&sent, using: configuration.authorize)
             let outcome: RetryContext.Outcome
             do {
-                let timeout = call.limits.nextWait(now: deadlines.elapsed)
-                let head = try await streamOnce(
-                    sent, timeout: timeout, idleTimeout: call.limits.timeout, attempt: attempt, id: call.id)
+                let head = try await streamOnce(sent, limits: call.limits, attempt: attempt, id: call.id)
                 if configuration.acceptableStatusCodes.contains(head.statusCode) {
                     return StreamedExchange(request: sent, response: head, attempts: attempt, source: .network)
                 }
@@ -75,21 +73,33 @@ extension APIClient {
         if let body = request.streamedBody, !body.isReplayable { throw .invalidRequest(.bodyNotReplayable) }
     }
 
-    /// One streamed attempt: `timeout` bounds the wait for the head, and `idleTimeout` (the attempt's timeout,
-    /// not cut to what is left of the call) each wait for the next chunk of the body, so that a server that sends the
-    /// head and then falls silent fails the reader with ``APIError/timedOut(_:)`` instead of hanging it. The
-    /// reading as a whole is not bounded: the caller paces it (and ends it by cancelling its task), and a download
-    /// may take an hour as long as its bytes keep coming.
+    /// One streamed attempt: the attempt's timeout (cut to what is left of the call) bounds the wait for the head,
+    /// and each wait for the next chunk of the body (not cut: the caller paces the reading), so that a server that
+    /// sends the head and then falls silent fails the reader with ``APIError/timedOut(_:)`` instead of hanging it.
+    /// The reading as a whole is not bounded: the caller paces it (and ends it by cancelling its task), and a
+    /// download may take an hour as long as its bytes keep coming. An upload likewise: while a streamed request body
+    /// is sent, the head's deadline restarts each time the transport reads a chunk of it (``SendingDeadline``).
     private func streamOnce(
-        _ request: TransportRequest, timeout: Duration, idleTimeout: Duration, attempt: Int, id: CallID
+        _ request: TransportRequest, limits: CallLimits, attempt: Int, id: CallID
     ) async throws -> StreamedTransportResponse {
         let transport = configuration.transport
         let start = instrumentation.attemptSent(request, attempt: attempt, id: id)
+        let timeout = limits.nextWait(now: deadlines.elapsed)
         do {
-            var head = try await Deadline.run(TransportDeadline(timeout: timeout, scheduler: deadlines)) {
-                try await transport.stream(request)
+            var head: StreamedTransportResponse
+            if let body = request.streamedBody {
+                let deadline = SendingDeadline(idle: limits.timeout, end: limits.end, scheduler: deadlines)
+                var sending = request
+                sending.streamedBody = body.observingSends { _ in deadline.bodyWasSent() }
+                head = try await Deadline.run(deadline, timeoutError: .timedOut(timeout)) { [sending] in
+                    try await transport.stream(sending)
+                }
+            } else {
+                head = try await Deadline.run(TransportDeadline(timeout: timeout, scheduler: deadlines)) {
+                    try await transport.stream(request)
+                }
             }
-            head.body = head.body.idleTimeout(idleTimeout, scheduler: deadlines)
+            head.body = head.body.idleTimeout(limits.timeout, scheduler: deadlines)
             instrumentation.received(
                 TransportResponse(statusCode: head.statusCode, headers: head.headers), attempt: attempt, since: start,
                 id: id)

@@ -57,7 +57,9 @@ public struct APIRequest<Value>: Sendable {
     /// stopped. Only waiting counts (a reader that takes its time between chunks is never timed out), and each chunk
     /// starts the count again, so a long download runs as long as its bytes keep coming. An event stream that
     /// may stay silent for longer (without comments to keep it alive) needs a longer timeout; when it passes, the
-    /// stream reconnects.
+    /// stream reconnects. For an upload of a ``StreamedBody`` it starts again each time the transport takes another
+    /// part of the body, so it bounds each stall of the upload, then the wait for the response, never the whole
+    /// upload.
     public var timeout: Duration?
     /// The deadline of the whole call, retries and waits included; `nil` uses the client's
     /// ``APIClient/Configuration/callTimeout``.

@@ -10,6 +10,9 @@ public struct StreamedBody: Sendable, Hashable {
     /// The body's length in bytes when known in advance (sent as `Content-Length`); `nil` sends it chunked.
     public let length: Int?
     private let producer: Producer
+    /// Told the size of each chunk the transport reads, and of each part of the body a transport that sends from a
+    /// copy of it (``URLSessionTransport``) reports sent: what keeps an upload's deadline moving.
+    let sendObserver: (@Sendable (Int) -> Void)?
 
     /// Creates a body that can be produced again for each attempt.
     ///
@@ -19,6 +22,7 @@ public struct StreamedBody: Sendable, Hashable {
     public init(length: Int?, makeChunks: @escaping @Sendable () throws -> ByteStream) {
         self.length = length
         producer = Producer(make: makeChunks, replayable: true)
+        sendObserver = nil
     }
 
     /// Creates a body that can be sent only once.
@@ -29,6 +33,7 @@ public struct StreamedBody: Sendable, Hashable {
     public init(length: Int?, chunks: ByteStream) {
         self.length = length
         producer = Producer(make: { chunks }, replayable: false)
+        sendObserver = nil
     }
 
     /// Whether the body can be produced again, so that a retry or a resend after a 401 can send it.
@@ -56,6 +61,23 @@ public struct StreamedBody: Sendable, Hashable {
 
     /// Hashes the body's identity.
     public func hash(into hasher: inout Hasher) { hasher.combine(ObjectIdentifier(producer)) }
+
+    private init(length: Int?, producer: Producer, sendObserver: @escaping @Sendable (Int) -> Void) {
+        self.length = length
+        self.producer = producer
+        self.sendObserver = sendObserver
+    }
+
+    /// The same body, `observe` told the size of each chunk as the transport reads it (and of what it reports
+    /// sent, see ``sendObserver``); replayable when this one is, and a one-shot body stays usable once, whichever of
+    /// the two is asked first.
+    func observingSends(_ observe: @escaping @Sendable (Int) -> Void) -> StreamedBody {
+        StreamedBody(
+            length: length,
+            producer: Producer(
+                make: { [producer] in try producer.makeChunks().counting(observe) }, replayable: producer.replayable),
+            sendObserver: observe)
+    }
 }
 
 extension StreamedBody {

@@ -49,13 +49,16 @@ final class URLSessionStreamingExchange: NSObject, URLSessionDataDelegate, Senda
     private let origin: URL
     private let credentialHeaderNames: Set<String>
     private let hasStreamedBody: Bool
+    /// Told the size of each part of the streamed body that URLSession reports sent.
+    private let bodySent: (@Sendable (Int) -> Void)?
     /// How far the reader may fall behind before the stream ends (see ``URLSessionTransport/streamBufferBytes``).
     private let bufferLimit: Int
 
     init(
         request: URLRequest, origin: URL, credentialHeaderNames: Set<String>, bufferLimit: Int,
-        hasStreamedBody: Bool
+        hasStreamedBody: Bool, bodySent: (@Sendable (Int) -> Void)? = nil
     ) {
+        self.bodySent = bodySent
         self.request = request
         self.origin = origin
         self.credentialHeaderNames = credentialHeaderNames
@@ -206,6 +209,15 @@ final class URLSessionStreamingExchange: NSObject, URLSessionDataDelegate, Senda
         if hasStreamedBody, response.statusCode == 307 || response.statusCode == 308 { return completionHandler(nil) }
         completionHandler(
             RedirectGuard.redirect(newRequest, from: origin, credentialHeaderNames: credentialHeaderNames))
+    }
+
+    func urlSession(
+        _ session: URLSession, task: URLSessionTask, didSendBodyData bytesSent: Int64, totalBytesSent: Int64,
+        totalBytesExpectedToSend: Int64
+    ) {
+        // The body went to a temporary file before the task started (see `URLSessionTransport.spool`), so the
+        // reads of it said nothing about the network: this does, and keeps a slow upload's deadline moving.
+        bodySent?(Int(clamping: bytesSent))
     }
 
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {

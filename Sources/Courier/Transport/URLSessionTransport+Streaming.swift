@@ -63,7 +63,8 @@ extension URLSessionTransport {
         defer { if let spooled { try? FileManager.default.removeItem(at: spooled) } }
         let exchange = URLSessionStreamingExchange(
             request: urlRequest, origin: request.url, credentialHeaderNames: request.credentials.headerNames,
-            bufferLimit: Self.streamBufferBytes, hasStreamedBody: request.streamedBody != nil)
+            bufferLimit: Self.streamBufferBytes, hasStreamedBody: request.streamedBody != nil,
+            bodySent: request.streamedBody?.sendObserver)
         let head = try await exchange.start(configuration: session.configuration)
         return StreamedTransportResponse(
             statusCode: head.statusCode, headers: Self.headers(of: head), body: exchange.body())
