@@ -1,6 +1,7 @@
 import BenchmarkSupport
 import Courier
 import Foundation
+import Synchronization
 
 /// What the harness can run. Scripts/instructions.sh subtracts the baselines (`loop`, `transport`, `empty-tasks`)
 /// from the scenarios they underlie, so only Courier's own work remains.
@@ -13,6 +14,10 @@ enum Scenario: String, CaseIterable {
     case cacheOff = "cache-off"
     /// `APIRequest<Data>`, the default cache, a `Cache-Control: no-store` response: looked up, sent, never stored.
     case uncacheable
+    /// `APIRequest<Data>` with a new query each call (`?key=N`), the default cache, a fresh `max-age=60` response:
+    /// every call misses, is sent and is stored, and past the cache's capacity each store evicts the oldest entry.
+    /// The load of the nginx throughput benchmark (distinct keys, default cache), without the network.
+    case distinctStored = "distinct-stored"
     /// `APIRequest<Data>`, a fresh hit: the response was stored by the first warm-up call (`max-age=3600`).
     case dataHit = "data-hit"
     /// `APIRequest<SampleItem>`, a fresh hit: as `data-hit`, plus whatever it takes to produce the decoded value.
@@ -48,6 +53,8 @@ enum Scenario: String, CaseIterable {
             return Self.networkLoop(cache: nil, cacheControl: nil)
         case .uncacheable:
             return Self.networkLoop(cache: ResponseCache(), cacheControl: "no-store")
+        case .distinctStored:
+            return Self.distinctStoredLoop()
         case .dataHit:
             return Self.hitLoop(APIRequest<Data>.get("/items/1"))
         case .decodedHit:
@@ -75,6 +82,25 @@ enum Scenario: String, CaseIterable {
                     let stored = await cache.count
                     try expect(stored == 0, "the cache stored \(stored) entries of an uncacheable response")
                 }
+            })
+    }
+
+    private static func distinctStoredLoop() -> CallLoop {
+        let cache = ResponseCache()
+        let client = client(cache: cache, cacheControl: "max-age=60")
+        let next = Atomic(0)
+        return CallLoop(
+            call: {
+                let key = next.add(1, ordering: .relaxed).newValue
+                _ = try await client.send(
+                    APIRequest<Data>.get("/items", query: [URLQueryItem(name: "key", value: "\(key)")]))
+            },
+            verify: { calls in
+                let metrics = client.metrics
+                try expect(metrics.upstreamCalls == calls, "\(metrics.upstreamCalls) upstream calls for \(calls) calls")
+                try expect(metrics.cacheHits == 0, "\(metrics.cacheHits) hits on keys never asked before")
+                let stored = await cache.count
+                try expect(stored == min(calls, cache.maxEntries), "the cache holds \(stored) entries")
             })
     }
 

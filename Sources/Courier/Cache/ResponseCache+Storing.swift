@@ -30,7 +30,7 @@ extension ResponseCache {
 
     /// ``store(_:for:partition:requestTime:responseTime:defaultFreshness:)``, telling the client's events what it did: the stored
     /// entry's size (`nil` when nothing was stored) and how many entries it evicted.
-    nonisolated func storeCountingEvictions(
+    nonisolated(nonsending) func storeCountingEvictions(
         _ response: TransportResponse, for request: TransportRequest, partition: String?, requestTime: Date,
         responseTime: Date, defaultFreshness: Duration? = nil
     ) async -> (storedBytes: Int?, evicted: Int) {
@@ -81,7 +81,7 @@ extension ResponseCache {
     ///   - requestTime: When the request was sent.
     ///   - responseTime: When the response arrived.
     /// - Returns: The stored entry's size, or `nil` when nothing was stored.
-    nonisolated func storeContentLocation(
+    nonisolated(nonsending) func storeContentLocation(
         _ response: TransportResponse, for request: TransportRequest, partition: String?, requestTime: Date,
         responseTime: Date
     ) async -> Int? {

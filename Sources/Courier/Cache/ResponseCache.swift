@@ -121,6 +121,14 @@ public actor ResponseCache {
     public nonisolated func lookup(
         _ request: TransportRequest, partition: String?, policy: CachePolicy = .useProtocolPolicy, now: Date
     ) async -> CacheLookup {
+        lookupNow(request, partition: partition, policy: policy, now: now)
+    }
+
+    /// ``lookup(_:partition:policy:now:)`` without the suspension point: the work is short, under the cache's lock,
+    /// and the client calls it from its own call path, where an `async` entry would cost a hop to the generic executor.
+    nonisolated func lookupNow(_ request: TransportRequest, partition: String?, policy: CachePolicy, now: Date)
+        -> CacheLookup
+    {
         guard CacheLookup.isServable(request), policy != .reloadIgnoringCache else {
             return policy == .onlyIfCached ? .unsatisfiable : .miss
         }

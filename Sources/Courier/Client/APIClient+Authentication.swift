@@ -63,7 +63,9 @@ extension APIClient {
     ///
     /// The wait for a refresh ends by the caller's own deadline (``CallLimits/nextWait(now:)``): the caller then
     /// leaves with ``APIError/timedOut(_:)`` and the refresh goes on for the others.
-    func authorization(for request: APIRequest<Data>, within limits: CallLimits) async throws -> Authorization? {
+    nonisolated(nonsending) func authorization(for request: APIRequest<Data>, within limits: CallLimits) async throws
+        -> Authorization?
+    {
         guard request.requiresAuthentication, let refresher = configuration.authenticator,
             !refresher.isRefreshingInCurrentTask
         else { return nil }

@@ -17,7 +17,7 @@ extension APIClient {
     func plan(
         _ adapted: Adapted, policy: CachePolicy, defaultFreshness: Duration? = nil, partition: String?, id: CallID,
         decoding: SharedDecoding? = nil
-    ) async throws(APIError) -> CachePlan {
+    ) throws(APIError) -> CachePlan {
         let request = adapted.request
         let now = configuration.currentDate()
         let freshness = defaultFreshness ?? configuration.defaultFreshness
@@ -39,7 +39,7 @@ extension APIClient {
             let storesUnder: String?? = adapted.isPrivate ? .none : .some(partition)
             return send(request, request.method.isSafe ? .nothing : .invalidate(request, partition: storesUnder))
         }
-        let lookup = await cache.lookup(request, partition: partition, policy: policy, now: now)
+        let lookup = cache.lookupNow(request, partition: partition, policy: policy, now: now)
         if CacheLookup.isServable(request) { recordLookup(lookup, now: now, id: id) }
         let store = Outgoing.Record.store(lookup: request, partition: partition, validating: nil)
         switch lookup {
@@ -81,7 +81,8 @@ extension APIClient {
     /// A `304` that validates nothing the cache holds (another entity tag, or an entry removed meanwhile) would
     /// reach a caller who sent a plain `GET`: the request is sent once more without conditions instead, and that
     /// answer is recorded and returned.
-    func record(_ exchange: Exchange, _ outgoing: Outgoing, call: Call) async throws -> Exchange {
+    nonisolated(nonsending) func record(_ exchange: Exchange, _ outgoing: Outgoing, call: Call) async throws -> Exchange
+    {
         guard let cache = configuration.cache else { return exchange }
         var exchange = exchange
         let response = exchange.response

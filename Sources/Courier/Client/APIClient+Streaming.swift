@@ -62,7 +62,7 @@ extension APIClient {
             id: id, adapted: adapted, limits: limits, authorization: authorization, coalescing: .never, decoding: nil)
         // 3. The cache answers, or says what to send and how to record the answer. 4. Never coalesced.
         let exchange: StreamedExchange
-        switch try await plan(
+        switch try plan(
             adapted, policy: request.cachePolicy, defaultFreshness: request.defaultFreshness, partition: call.partition,
             id: id)
         {

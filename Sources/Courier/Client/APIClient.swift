@@ -118,7 +118,12 @@ public final class APIClient: Sendable {
     // MARK: The Path of One Call
 
     /// Everything but the caller's own decoding, step by step; shared by the `send` overloads.
-    func perform(_ request: APIRequest<Data>, id: CallID, decodingOnce shared: SharedDecoding?)
+    ///
+    /// This and the other async steps of a call are `nonisolated(nonsending)`: they run on the executor of the public
+    /// `send` that called them. A plain nonisolated async function checks its executor on entry
+    /// (`swift_task_switch`, which reads the task's executor preference under its status lock), about 300
+    /// instructions each time; measured over a call with the cache off, 27,500 → 25,800 instructions.
+    nonisolated(nonsending) func perform(_ request: APIRequest<Data>, id: CallID, decodingOnce shared: SharedDecoding?)
         async throws -> Exchange
     {
         // 1. Build the request: bad input fails here, and nothing is sent.
@@ -142,7 +147,7 @@ public final class APIClient: Sendable {
             decoding: shared)
         // 3. The cache answers, or says what to send and how to record the answer.
         let exchange: Exchange
-        switch try await plan(
+        switch try plan(
             adapted, policy: request.cachePolicy, defaultFreshness: request.defaultFreshness, partition: call.partition,
             id: id, decoding: shared)
         {
@@ -168,7 +173,9 @@ public final class APIClient: Sendable {
     /// ``sendShared(_:_:)``, with the stored response standing in when the server fails and the response allows it
     /// (`stale-if-error`, RFC 5861 §4).
     @inline(__always)
-    private func sendServingStaleOnError(_ call: Call, _ outgoing: Outgoing) async throws -> Exchange {
+    private nonisolated(nonsending) func sendServingStaleOnError(_ call: Call, _ outgoing: Outgoing) async throws
+        -> Exchange
+    {
         let exchange: Exchange
         do {
             exchange = try await sendShared(call, outgoing)
@@ -184,7 +191,7 @@ public final class APIClient: Sendable {
 
     /// Sends `outgoing` in a flight that identical callers join (each within its own deadline), or alone when the
     /// call cannot be shared. The flight sends with retries, records the answer in the cache and decodes it once.
-    private func sendShared(_ call: Call, _ outgoing: Outgoing) async throws -> Exchange {
+    private nonisolated(nonsending) func sendShared(_ call: Call, _ outgoing: Outgoing) async throws -> Exchange {
         let flight: @Sendable () async throws -> Exchange = { [self] in
             var exchange = try await sendWithRetries(call, first: outgoing.request)
             if outgoing.changesTheCache { exchange = try await record(exchange, outgoing, call: call) }
@@ -284,7 +291,7 @@ public final class APIClient: Sendable {
     /// With an authorization, each attempt carries a valid credential and a `401` earns one refresh and one resend.
     /// The resend counts in ``APIResponse/attempts`` but not against the retry policy. The first attempt sends `first`
     /// as it is (adapters already applied); later ones adapt again, so signatures and timestamps are fresh.
-    func sendWithRetries(_ call: Call, first: TransportRequest) async throws -> Exchange {
+    nonisolated(nonsending) func sendWithRetries(_ call: Call, first: TransportRequest) async throws -> Exchange {
         // Bound again here: the flight may run in a task of its own, and its refreshes belong to its leader.
         // Only a call with a credential can refresh, so only it pays for binding the scope.
         guard call.authorization != nil else { return try await attempts(call, first: first) }
@@ -294,7 +301,7 @@ public final class APIClient: Sendable {
     }
 
     @inline(never)
-    private func attempts(_ call: Call, first: TransportRequest) async throws -> Exchange {
+    private nonisolated(nonsending) func attempts(_ call: Call, first: TransportRequest) async throws -> Exchange {
         // Only what crosses an `await` lives in this frame; the bookkeeping after each attempt runs in `afterAttempt`,
         // a plain function whose temporaries stay on the thread's stack. (Inlined here, they made this async frame
         // 3.3 kB, past the task's first slab of memory, and so a heap allocation on every call.)
@@ -376,13 +383,13 @@ public final class APIClient: Sendable {
     /// Runs the adapters in order; their failures become ``APIError/adapterFailed(_:)``. What they return is
     /// validated again, method and headers, since an adapter may change either.
     @inline(never)
-    func adapt(_ request: TransportRequest) async throws -> TransportRequest {
+    nonisolated(nonsending) func adapt(_ request: TransportRequest) async throws -> TransportRequest {
         try await adapt(request) { _, _, _ in }
     }
 
     /// Runs the adapters once before the cache lookup, noting whether one that declared nothing changed a
     /// header the cache and the key cannot see (the call is then private).
-    func adaptBeforeLookup(_ request: TransportRequest) async throws -> Adapted {
+    nonisolated(nonsending) func adaptBeforeLookup(_ request: TransportRequest) async throws -> Adapted {
         guard !configuration.adapters.isEmpty else { return Adapted(unadapted: request, request: request) }
         var isPrivate = false
         let adapted = try await adapt(request) { adapter, before, after in
@@ -419,7 +426,8 @@ public final class APIClient: Sendable {
     /// ``APIError`` become ``APIError/transport(_:underlying:)`` of kind ``TransportFailure/other``; cancellation
     /// is thrown on.
     @inline(never)
-    private func sendOnce(_ sent: TransportRequest, call: Call, loop: inout AttemptLoop) async throws
+    private nonisolated(nonsending) func sendOnce(_ sent: TransportRequest, call: Call, loop: inout AttemptLoop)
+        async throws
         -> RetryContext.Outcome
     {
         let attempt = loop.attempt

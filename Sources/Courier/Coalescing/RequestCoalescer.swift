@@ -114,7 +114,7 @@ public actor RequestCoalescer<Key: Hashable & Sendable, Value: Sendable> {
 
     /// ``run(_:operation:)`` where the caller leaves after its own bound, as if cancelled, but with `bound.error`:
     /// the flight goes on for the others (and stops when nobody is left to wait, as under cancellation).
-    nonisolated func run(
+    nonisolated(nonsending) func run(
         _ key: Key, bound: WaitBound?, operation: @escaping @Sendable () async throws -> Value
     ) async throws -> Coalesced<Value> {
         try Task.checkCancellation()

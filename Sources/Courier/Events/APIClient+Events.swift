@@ -55,7 +55,7 @@ extension APIClient {
 
     /// Runs one call between its first and last event: `requestStarted`, then `requestFinished` with the response
     /// `finish` makes (decoding included), or `requestFailed`. The response carries the call's id and timings.
-    func observe<Value>(
+    nonisolated(nonsending) func observe<Value>(
         _ request: APIRequest<Data>, decodingOnce shared: SharedDecoding?,
         finish: (Exchange) throws -> APIResponse<Value>
     ) async throws -> APIResponse<Value> {
