@@ -21,6 +21,13 @@ private let tag = #""a""#
         #expect(Freshness.ageValue(lines) == expected)
     }
 
+    @Test func optionalWhitespaceAroundAnAgeOrAListMemberIsIgnored() {
+        #expect(Freshness.ageValue(["\t 60 \t, 5"]) == 60)
+        #expect(CachedResponse.listMembers(["\t Accept ,, Origin\t", " ", "\tX-Token"]) == ["accept", "origin", "x-token"])
+        #expect(" \t\"a\" \t".trimmingOptionalWhitespace == "\"a\"")
+        #expect("\u{00A0}a".trimmingOptionalWhitespace == "\u{00A0}a")
+    }
+
     @Test(arguments: [["7200, 0"], ["7200", "0"]])
     func anAgeListFromAnOldResponseMakesItStale(lines: [String]) async throws {
         let harness = CacheHarness { _, index, now in

@@ -158,7 +158,7 @@ public struct CachedResponse: Sendable {
         let correctedInitialAge = Freshness.correctedInitialAge(
             ageValue: Freshness.ageValue(fields.age), date: dateValue, requestTime: requestTime,
             responseTime: responseTime)
-        let etag = fields.etag.map { $0.trimmingCharacters(in: .whitespaces) }.flatMap { $0.isEmpty ? nil : $0 }
+        let etag = fields.etag.map(\.trimmingOptionalWhitespace).flatMap { $0.isEmpty ? nil : $0 }
         let lastModified = lastModifiedDate == nil ? nil : fields.lastModified
         let vary = fields.varyNames
         let variesOnEverything = vary.contains("*") || vary.count > Self.maxVaryNames
@@ -243,9 +243,14 @@ public struct CachedResponse: Sendable {
 
     /// The members of list-valued field lines, trimmed and lower-cased, empty members dropped.
     static func listMembers(_ lines: [String]) -> [String] {
-        lines.flatMap { $0.split(separator: ",") }
-            .map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
-            .filter { !$0.isEmpty }
+        var members: [String] = []
+        for line in lines {
+            for member in line.split(separator: ",") {
+                let trimmed = member.trimmingOptionalWhitespace
+                if !trimmed.isEmpty { members.append(trimmed.lowercased()) }
+            }
+        }
+        return members
     }
 
     /// `headers` without the fields a cache never stores: hop-by-hop and per-recipient fields, and those the

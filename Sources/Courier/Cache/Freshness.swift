@@ -74,7 +74,7 @@ enum Freshness {
     static func ageValue(_ values: [String]) -> TimeInterval {
         guard let line = values.first else { return 0 }
         let member = line.split(separator: ",", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
-        let text = member.trimmingCharacters(in: .whitespaces)
+        let text = member.trimmingOptionalWhitespace
         guard !text.isEmpty, text.utf8.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }) else {
             return 0
         }
