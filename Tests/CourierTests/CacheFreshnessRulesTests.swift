@@ -23,7 +23,8 @@ private let tag = #""a""#
 
     @Test func optionalWhitespaceAroundAnAgeOrAListMemberIsIgnored() {
         #expect(Freshness.ageValue(["\t 60 \t, 5"]) == 60)
-        #expect(CachedResponse.listMembers(["\t Accept ,, Origin\t", " ", "\tX-Token"]) == ["accept", "origin", "x-token"])
+        #expect(
+            CachedResponse.listMembers(["\t Accept ,, Origin\t", " ", "\tX-Token"]) == ["accept", "origin", "x-token"])
         #expect(" \t\"a\" \t".trimmingOptionalWhitespace == "\"a\"")
         #expect("\u{00A0}a".trimmingOptionalWhitespace == "\u{00A0}a")
     }
