@@ -105,7 +105,7 @@ import Testing
         let request = Self.adapted().request
 
         guard
-            case .send(let miss) = try await client.plan(
+            case .send(let miss) = try client.plan(
                 Self.adapted(), policy: .useProtocolPolicy, partition: nil, id: id),
             case .store(_, _, nil) = miss.record
         else {
@@ -118,7 +118,7 @@ import Testing
             partition: nil,
             requestTime: date.now, responseTime: date.now)
         guard
-            case .serve(let fresh, _) = try await client.plan(
+            case .serve(let fresh, _) = try client.plan(
                 Self.adapted(), policy: .useProtocolPolicy, partition: nil, id: id)
         else {
             Issue.record("a fresh entry is served")
@@ -128,7 +128,7 @@ import Testing
 
         date.advance(by: 120)
         guard
-            case .send(let validation) = try await client.plan(
+            case .send(let validation) = try client.plan(
                 Self.adapted(), policy: .useProtocolPolicy, partition: nil, id: id),
             case .store(_, _, let entry?) = validation.record
         else {
@@ -139,7 +139,7 @@ import Testing
         #expect(validation.fallback != nil && entry.etag == "\"v1\"")
 
         guard
-            case .serveStale = try await client.plan(
+            case .serveStale = try client.plan(
                 Self.adapted(), policy: .staleWhileRevalidate, partition: nil, id: id)
         else {
             Issue.record("the policy serves stale and revalidates")
@@ -147,7 +147,7 @@ import Testing
         }
 
         guard
-            case .send(let post) = try await client.plan(
+            case .send(let post) = try client.plan(
                 Self.adapted(.post), policy: .useProtocolPolicy, partition: nil, id: id),
             case .invalidate = post.record
         else {
@@ -157,18 +157,18 @@ import Testing
 
         let uncached = Self.planningClient(cache: nil, date: date)
         guard
-            case .send(let plain) = try await uncached.plan(
+            case .send(let plain) = try uncached.plan(
                 Self.adapted(), policy: .useProtocolPolicy, partition: nil, id: id),
             case .nothing = plain.record
         else {
             Issue.record("without a cache nothing is recorded")
             return
         }
-        await #expect(throws: APIError.self) {
-            try await uncached.plan(Self.adapted(), policy: .onlyIfCached, partition: nil, id: id)
+        #expect(throws: APIError.self) {
+            try uncached.plan(Self.adapted(), policy: .onlyIfCached, partition: nil, id: id)
         }
-        await #expect(throws: APIError.self, "only a GET can be answered from storage") {
-            try await client.plan(Self.adapted(.post), policy: .onlyIfCached, partition: nil, id: id)
+        #expect(throws: APIError.self, "only a GET can be answered from storage") {
+            try client.plan(Self.adapted(.post), policy: .onlyIfCached, partition: nil, id: id)
         }
     }
 }
