@@ -3,74 +3,80 @@ import Testing
 
 @testable import Courier
 
-/// `ConnectionGate`: at most `limit` requests per host admitted, the rest served in arrival order, and a
-/// cancelled waiter removed at once without taking a slot.
+/// `ConnectionGate`: at most `limit` requests per host admitted, the rest started in arrival order by whoever frees
+/// a slot, and a withdrawn request removed at once without taking a slot.
 @Suite(.timeLimit(.minutes(1))) struct ConnectionGateTests {
-    /// Starts a task that enters `host` and records its index once admitted; returns it once it holds a slot or
-    /// waits for one (when `present` requests are in or queued), so that arrival order is the order of the calls.
-    private static func enter(
-        _ gate: ConnectionGate, _ host: String, _ index: Int, _ admitted: Locked<[Int]>, present: Int
-    ) async -> Task<Void, any Error> {
-        let task = Task {
-            try await gate.enter(host)
-            admitted.withLock { $0.append(index) }
-        }
-        _ = await CoalescerTestKit.eventually {
-            let counts = gate.counts(for: host)
-            return counts.admitted + counts.queued == present
-        }
-        return task
+    /// Admits request `index` to `host`; records it in `started` when it starts, at once or when given a slot.
+    private static func admit(_ gate: ConnectionGate, _ host: String, _ index: Int, _ started: Locked<[Int]>)
+        -> UInt64
+    {
+        let id = gate.makeID()
+        let start: @Sendable () -> Void = { started.withLock { $0.append(index) } }
+        if gate.admit(host, id: id, start: start) { start() }
+        return id
     }
 
-    @Test func waitersAreAdmittedInArrivalOrderOnlyWhenASlotFrees() async throws {
+    @Test func queuedRequestsStartInArrivalOrderOnlyWhenASlotFrees() {
         let gate = ConnectionGate(limit: 2)
-        let admitted = Locked<[Int]>([])
-        var tasks: [Task<Void, any Error>] = []
-        for index in 0..<6 {
-            tasks.append(await Self.enter(gate, "h:80", index, admitted, present: index + 1))
-        }
-        _ = await CoalescerTestKit.eventually { admitted.withLock { $0.count } == 2 }
+        let started = Locked<[Int]>([])
+        for index in 0..<6 { _ = Self.admit(gate, "h:80", index, started) }
+        #expect(started.withLock { $0 } == [0, 1])
         #expect(gate.counts(for: "h:80") == (admitted: 2, queued: 4))
         #expect(gate.counts(for: "other:80") == (admitted: 0, queued: 0), "hosts are counted apart")
 
         for freed in 1...4 {
             gate.leave("h:80")
-            _ = await CoalescerTestKit.eventually { admitted.withLock { $0.count } == 2 + freed }
+            #expect(started.withLock { $0.count } == 2 + freed, "the slot went straight to the next request")
+            #expect(gate.counts(for: "h:80") == (admitted: 2, queued: 4 - freed))
         }
-        for task in tasks { try await task.value }
-        #expect(admitted.withLock { $0 } == [0, 1, 2, 3, 4, 5])
+        #expect(started.withLock { $0 } == [0, 1, 2, 3, 4, 5])
         gate.leave("h:80")
         gate.leave("h:80")
         #expect(gate.counts(for: "h:80") == (admitted: 0, queued: 0))
     }
 
-    @Test func aCancelledWaiterLeavesAtOnceAndTakesNoSlot() async throws {
+    @Test func aWithdrawnRequestLeavesAtOnceAndTakesNoSlot() {
         let gate = ConnectionGate(limit: 1)
-        let admitted = Locked<[Int]>([])
-        let first = await Self.enter(gate, "h:80", 0, admitted, present: 1)
-        let second = await Self.enter(gate, "h:80", 1, admitted, present: 2)
-        let third = await Self.enter(gate, "h:80", 2, admitted, present: 3)
-        try await first.value
+        let started = Locked<[Int]>([])
+        let first = Self.admit(gate, "h:80", 0, started)
+        let second = Self.admit(gate, "h:80", 1, started)
+        _ = Self.admit(gate, "h:80", 2, started)
 
-        second.cancel()
-        await #expect(throws: CancellationError.self) { try await second.value }
+        gate.withdraw("h:80", id: second)
         #expect(gate.counts(for: "h:80") == (admitted: 1, queued: 1))
+        gate.withdraw("h:80", id: first)
+        #expect(
+            gate.counts(for: "h:80") == (admitted: 1, queued: 1), "an admitted request keeps its slot until it leaves")
 
         gate.leave("h:80")
-        try await third.value
-        #expect(admitted.withLock { $0 } == [0, 2])
+        #expect(started.withLock { $0 } == [0, 2])
         gate.leave("h:80")
         #expect(gate.counts(for: "h:80") == (admitted: 0, queued: 0))
     }
 
-    @Test func aTaskCancelledBeforeItArrivesNeverWaits() async throws {
-        let gate = ConnectionGate(limit: 1)
-        let task = Task {
-            withUnsafeCurrentTask { $0?.cancel() }
-            try await gate.enter("h:80")
+    @Test func manyRequestsAdmittedWithdrawnAndFreedFromManyTasksEndWithNothingHeld() async {
+        let gate = ConnectionGate(limit: 6)
+        let started = Locked(0)
+        let withdrawn = Locked(0)
+        await withTaskGroup(of: Void.self) { group in
+            for index in 0..<400 {
+                group.addTask {
+                    let id = gate.makeID()
+                    let start: @Sendable () -> Void = {
+                        started.withLock { $0 += 1 }
+                        gate.leave("h:80")  // the request ends at once and frees its slot
+                    }
+                    if gate.admit("h:80", id: id, start: start) {
+                        start()
+                    } else if index % 3 == 0, gate.withdraw("h:80", id: id) {
+                        withdrawn.withLock { $0 += 1 }
+                    }
+                }
+            }
         }
-        await #expect(throws: CancellationError.self) { try await task.value }
         #expect(gate.counts(for: "h:80") == (admitted: 0, queued: 0))
+        // Every request either started exactly once or was withdrawn while queued, never both.
+        #expect(started.withLock { $0 } + withdrawn.withLock { $0 } == 400)
     }
 
     @Test func theKeyIsHostAndPortWithTheSchemesDefault() {

@@ -34,56 +34,46 @@ final class ConnectionGate: Sendable {
         return "\(url?.host?.lowercased() ?? ""):\(port)"
     }
 
-    /// Waits, in arrival order, for a slot for `host`. Pair every successful call with ``leave(_:)``.
-    ///
-    /// - Parameters:
-    ///   - host: The key of the host (see ``key(for:)``).
-    ///   - stop: Ends the wait when the attempt's deadline passes.
-    /// - Throws: `CancellationError` if the calling task is cancelled before it gets a slot, or the stop's error;
-    ///   it then holds none.
-    func enter(_ host: String, stop: AttemptStop? = nil) async throws {
-        let id = state.withLock { state in
+    /// A number for one request's place in the queues: pass it to ``admit(_:id:start:)`` and ``withdraw(_:id:)``.
+    func makeID() -> UInt64 {
+        state.withLock { state in
             state.nextID &+= 1
             return state.nextID
         }
-        defer { stop?.unwatch() }
-        try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-                let admitted: Bool? = state.withLock { state in
-                    // Checked under the lock that the cancellation handler takes too: either it finds this
-                    // waiter queued, or the flag is already visible here.
-                    guard !Task.isCancelled else { return nil }
-                    return state.hosts[host, default: Queue()].admit(id, continuation, limit: limit)
-                }
-                switch admitted {
-                case true?: continuation.resume()
-                case nil: continuation.resume(throwing: CancellationError())
-                case false?: wait(id, for: host, until: stop)
-                }
-            }
-        } onCancel: {
-            let waiter = state.withLock { $0.hosts[host]?.remove(id) }
-            waiter?.resume(throwing: CancellationError())
-        }
     }
 
-    /// Lets the attempt's deadline take a queued waiter out of the queue, as its cancellation would.
-    private func wait(_ id: UInt64, for host: String, until stop: AttemptStop?) {
-        let leave: @Sendable (any Error) -> Void = { [state] error in
-            let waiter = state.withLock { $0.hosts[host]?.remove(id) }
-            waiter?.resume(throwing: error)
+    /// Takes a slot for `host` now, or queues `start` to run when a slot is handed to this request.
+    ///
+    /// A queued `start` runs on the thread that frees the slot (the one calling ``leave(_:)``), outside the lock: the
+    /// slot passes straight to the next request's work, and no task is woken only to start it. Pair every admission
+    /// with one ``leave(_:)``; a request withdrawn while queued was never admitted.
+    ///
+    /// - Returns: `true` when the slot is taken now: the caller starts the request itself and `start` is dropped.
+    func admit(_ host: String, id: UInt64, start: @escaping Start) -> Bool {
+        state.withLock { $0.hosts[host, default: Queue()].admit(id, start, limit: limit) }
+    }
+
+    /// Takes a queued request out because its caller left. Does nothing when it was already admitted (its start
+    /// then finds the caller gone and gives the slot back) or was never queued.
+    ///
+    /// - Returns: `true` when it was queued: its start will never run.
+    @discardableResult
+    func withdraw(_ host: String, id: UInt64) -> Bool {
+        state.withLock { state in
+            let removed = state.hosts[host]?.remove(id) != nil
+            if state.hosts[host]?.isIdle == true { state.hosts[host] = nil }
+            return removed
         }
-        if let reason = stop?.watch(leave) { leave(reason) }
     }
 
     /// Gives the slot back: to the longest-waiting request for `host`, if there is one.
     func leave(_ host: String) {
-        let next = state.withLock { state -> CheckedContinuation<Void, any Error>? in
+        let next = state.withLock { state -> Start? in
             let next = state.hosts[host]?.release()
             if state.hosts[host]?.isIdle == true { state.hosts[host] = nil }
             return next
         }
-        next?.resume()
+        next?()
     }
 
     /// Requests inside URLSession and requests queued here, for `host` (for tests).
@@ -94,6 +84,9 @@ final class ConnectionGate: Sendable {
         }
     }
 
+    /// What a queued request runs when it is given a slot.
+    typealias Start = @Sendable () -> Void
+
     private struct State {
         var hosts: [String: Queue] = [:]
         var nextID: UInt64 = 0
@@ -103,28 +96,28 @@ final class ConnectionGate: Sendable {
     /// arrival order and skips ids that already left.
     private struct Queue {
         var admitted = 0
-        var waiters: [UInt64: CheckedContinuation<Void, any Error>] = [:]
+        var waiters: [UInt64: Start] = [:]
         var order: [UInt64] = []
         var head = 0
 
         var isIdle: Bool { admitted == 0 && waiters.isEmpty }
 
-        mutating func admit(_ id: UInt64, _ continuation: CheckedContinuation<Void, any Error>, limit: Int) -> Bool {
+        mutating func admit(_ id: UInt64, _ start: @escaping Start, limit: Int) -> Bool {
             if admitted < limit, waiters.isEmpty {
                 admitted += 1
                 return true
             }
-            waiters[id] = continuation
+            waiters[id] = start
             order.append(id)
             return false
         }
 
-        mutating func remove(_ id: UInt64) -> CheckedContinuation<Void, any Error>? {
+        mutating func remove(_ id: UInt64) -> Start? {
             waiters.removeValue(forKey: id)
         }
 
         /// The next waiter, who takes over the slot; or nil, and the slot is free.
-        mutating func release() -> CheckedContinuation<Void, any Error>? {
+        mutating func release() -> Start? {
             while head < order.count {
                 let id = order[head]
                 head += 1

@@ -85,14 +85,21 @@ final class URLSessionExchange: NSObject, URLSessionDataDelegate, Sendable {
 
     // MARK: Driving the Task
 
-    /// Takes the caller's continuation; resumes it at once with `CancellationError` if the caller already left.
-    func report(to continuation: CheckedContinuation<Outcome, Never>) {
-        let cancelled = state.withLock { state in
+    /// Takes the caller's continuation; resumes it at once with why the caller left, if it already did.
+    ///
+    /// - Returns: `false` when the caller already left: the task must not be started.
+    func report(to continuation: CheckedContinuation<Outcome, Never>) -> Bool {
+        let left = state.withLock { state in
             if state.leftWith == nil { state.continuation = continuation }
             return state.leftWith
         }
-        if let cancelled { continuation.resume(returning: .failure(cancelled)) }
+        guard let left else { return true }
+        continuation.resume(returning: .failure(left))
+        return false
     }
+
+    /// Whether the caller left (cancelled, or its deadline passed).
+    var hasLeft: Bool { state.withLock { $0.leftWith != nil } }
 
     /// Makes the task and starts it, on ``URLSessionTransport/sessionQueue``, unless the caller left first: then
     /// there is no task at all, or one cancelled without ever being resumed, so nothing reaches the network.
@@ -109,7 +116,7 @@ final class URLSessionExchange: NSObject, URLSessionDataDelegate, Sendable {
 
     /// The caller left: it gets `CancellationError` now, and the task is cancelled. Runs inside the runtime's
     /// cancellation handler, so it never waits: `cancel()` waits for the session's work queue, which may at that
-    /// moment be resuming this very task (see ``URLSessionTransport/load(_:origin:finished:)``).
+    /// moment be resuming this very task (see ``URLSessionTransport/exchange(_:origin:credentials:stop:)``).
     func cancelByCaller() {
         leave(with: CancellationError())
     }

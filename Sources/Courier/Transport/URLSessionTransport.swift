@@ -155,7 +155,7 @@ public final class URLSessionTransport: HTTPTransport {
         var next = Self.urlRequest(for: request)
         var chain = RedirectChain(policy: request.redirectPolicy, first: next.url, method: request.method.rawValue)
         while true {
-            switch try await exchange(next, origin: request.url, credentials: request.credentials, stop: stop) {
+            switch await exchange(next, origin: request.url, credentials: request.credentials, stop: stop) {
             case .response(let head, let body):
                 let response = TransportResponse(
                     statusCode: head.statusCode, headers: Self.headers(of: head), body: body, url: next.url)
@@ -179,18 +179,13 @@ public final class URLSessionTransport: HTTPTransport {
 
     // MARK: Loading
 
-    /// One URLSession task, sent once a ``ConnectionGate`` slot for its host is free and held until URLSession
-    /// reports the task complete.
-    func exchange(
-        _ request: URLRequest, origin: URL, credentials: CredentialPolicy = .standard, stop: AttemptStop? = nil
-    ) async throws -> URLSessionExchange.Outcome {
-        let host = ConnectionGate.key(for: request.url)
-        try await gate.enter(host, stop: stop)
-        return await load(request, origin: origin, credentials: credentials, stop: stop) { [gate] in gate.leave(host) }
-    }
-
-    /// Runs one task and returns how it ended, as soon as that is known (see ``URLSessionExchange``); `finished`
-    /// runs when URLSession reports the task complete, which may be later.
+    /// One URLSession task, sent once a ``ConnectionGate`` slot for its host is free, and how it ended, as soon as
+    /// that is known (see ``URLSessionExchange``). The slot is held until URLSession reports the task complete, which
+    /// may be later.
+    ///
+    /// The caller waits once, for the outcome. A request that has to queue for a slot is started by whoever frees
+    /// the slot, so its caller's task is not woken just to start it (a thread hop per request at 100 concurrent
+    /// requests to one host, where most queue).
     ///
     /// Not `URLSession.data(for:)`: in swift-corelibs-foundation its cancellation handler calls
     /// `URLSessionTask.cancel()`, which waits on the session's queue while the runtime holds the cancelled task's
@@ -198,29 +193,44 @@ public final class URLSessionTransport: HTTPTransport {
     /// Seen here as a deadlock of the whole session under ThreadSanitizer, where a deadline or a cancelled caller
     /// raced a response that was just arriving. The handler here only flags the task and cancels it from another
     /// queue, so it never waits while the lock is held.
-    func load(
-        _ request: URLRequest, origin: URL, credentials: CredentialPolicy = .standard, stop: AttemptStop? = nil,
-        finished: @escaping @Sendable () -> Void
+    func exchange(
+        _ request: URLRequest, origin: URL, credentials: CredentialPolicy = .standard, stop: AttemptStop? = nil
     ) async -> URLSessionExchange.Outcome {
+        let host = ConnectionGate.key(for: request.url)
+        let id = gate.makeID()
         let exchange = URLSessionExchange(
             request: request, origin: origin, credentialHeaderNames: credentials.headerNames,
-            maxResponseBytes: maxResponseBytes, sessionQueue: sessionQueue, finished: finished)
-        if let reason = stop?.watch({ exchange.leave(with: $0) }) { exchange.leave(with: reason) }
+            maxResponseBytes: maxResponseBytes, sessionQueue: sessionQueue
+        ) { [gate] in gate.leave(host) }
+        let leave: @Sendable (any Error) -> Void = { [gate] error in
+            exchange.leave(with: error)
+            gate.withdraw(host, id: id)
+        }
+        if let reason = stop?.watch(leave) { leave(reason) }
         defer { stop?.unwatch() }
         return await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
-                exchange.report(to: continuation)
-                sessionQueue.async { [session, ownsSession] in
-                    exchange.start {
-                        guard !ownsSession else { return session.dataTask(with: request) }
-                        return session.dataTask(with: request) { data, response, error in
-                            exchange.completed(data: data, response: response, error: error)
+                // A caller that already left is told at once and takes no slot.
+                guard exchange.report(to: continuation) else { return }
+                let start: @Sendable () -> Void = { [session, ownsSession, sessionQueue] in
+                    sessionQueue.async {
+                        exchange.start {
+                            guard !ownsSession else { return session.dataTask(with: request) }
+                            return session.dataTask(with: request) { data, response, error in
+                                exchange.completed(data: data, response: response, error: error)
+                            }
                         }
                     }
                 }
+                if gate.admit(host, id: id, start: start) {
+                    start()
+                } else if exchange.hasLeft {
+                    // It left between the report and the queueing, and its withdrawal found nothing yet.
+                    gate.withdraw(host, id: id)
+                }
             }
         } onCancel: {
-            exchange.cancelByCaller()
+            leave(CancellationError())
         }
     }
 
