@@ -72,7 +72,10 @@ struct ThroughputReport {
         let ahc = "Courier + AsyncHTTPClientTransport"
         let urlSession = "Courier + URLSessionTransport"
         func ratio(_ load: String, _ lhs: String, _ rhs: String) -> String {
-            String(format: "%.2f×", median(load, lhs) / max(median(load, rhs), 1e-9))
+            // A contender left out with `--only` has no median: its ratios are not shown.
+            let (numerator, denominator) = (median(load, lhs), median(load, rhs))
+            guard numerator > 0, denominator > 0 else { return "—" }
+            return String(format: "%.2f×", numerator / denominator)
         }
         // Courier is held to the faster of AsyncHTTPClient's two APIs in each run, whichever that is on the day.
         func fasterRaw(_ load: String) -> String {
