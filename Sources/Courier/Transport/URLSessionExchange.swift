@@ -16,8 +16,10 @@ import Foundation
 /// loopback that took milliseconds in a debug build, up to 1.7 s under ThreadSanitizer, and the caller does not
 /// wait for it.
 ///
-/// Callbacks arrive on the session's delegate queue; cancellation arrives from any thread; all state is behind one
-/// lock, and the continuation is resumed outside it.
+/// Callbacks arrive on the session's delegate queue, which on Linux runs them inline on libcurl's callback thread (see
+/// `URLSessionTransport.delegateQueue()`), so no callback may wait: each only takes the lock, and whatever would block
+/// goes to the session queue. Cancellation arrives from any thread; all state is behind one lock, and the continuation
+/// is resumed outside it.
 final class URLSessionExchange: NSObject, URLSessionDataDelegate, Sendable {
     /// How a task ended.
     enum Outcome: Sendable {
