@@ -29,6 +29,27 @@ private let tag = #""a""#
         #expect("\u{00A0}a".trimmingOptionalWhitespace == "\u{00A0}a")
     }
 
+    @Test func theStatusAndFieldListsHoldTheRFCsMembers() {
+        let heuristic: Set = [200, 203, 204, 206, 300, 301, 308, 404, 405, 410, 414, 501]  // RFC 9110 §15.1
+        for status in 100...599 {
+            #expect(Freshness.isHeuristicallyCacheable(status) == heuristic.contains(status), "\(status)")
+            #expect(Freshness.isUnderstood(status) == (heuristic.contains(status) || [302, 307].contains(status)))
+        }
+        let hopByHop: Set = [
+            "connection", "keep-alive", "proxy-connection", "te", "transfer-encoding", "upgrade", "trailer",
+        ]
+        let neverStored = hopByHop.union([
+            "set-cookie", "set-cookie2", "proxy-authenticate", "proxy-authentication-info", "proxy-authorization",
+        ])
+        let keptOnUpdate = hopByHop.union(["content-length", "content-encoding", "content-range"])
+        let names = neverStored.union(keptOnUpdate).union(["age", "etag", "cache-control", "set-cookie3", "tee", ""])
+        for name in names {
+            #expect(CachedResponse.isHopByHop(name) == hopByHop.contains(name), "\(name)")
+            #expect(CachedResponse.isNeverStored(name) == neverStored.contains(name), "\(name)")
+            #expect(CachedResponse.isKeptOnUpdate(name) == keptOnUpdate.contains(name), "\(name)")
+        }
+    }
+
     @Test(arguments: [["7200, 0"], ["7200", "0"]])
     func anAgeListFromAnOldResponseMakesItStale(lines: [String]) async throws {
         let harness = CacheHarness { _, index, now in

@@ -107,15 +107,27 @@ extension CacheControl {
         case proxyRevalidate, mustUnderstand, isPrivate, isPublic, immutable, staleWhileRevalidate, staleIfError
     }
 
-    /// Lowercase wire names of the known directives, matched case-insensitively without allocating.
-    private static let directiveNames: [(name: StaticString, directive: Directive)] = [
-        ("max-age", .maxAge), ("s-maxage", .sMaxAge), ("max-stale", .maxStale), ("min-fresh", .minFresh),
-        ("no-cache", .noCache), ("no-store", .noStore), ("no-transform", .noTransform),
-        ("only-if-cached", .onlyIfCached), ("must-revalidate", .mustRevalidate), ("proxy-revalidate", .proxyRevalidate),
-        ("must-understand", .mustUnderstand), ("private", .isPrivate), ("public", .isPublic),
-        ("immutable", .immutable), ("stale-while-revalidate", .staleWhileRevalidate),
-        ("stale-if-error", .staleIfError),
-    ]
+    /// The known directive with this wire name, matched case-insensitively without allocating.
+    ///
+    /// Candidates are picked by length first, so a name is compared with at most three of them; the `static let` table
+    /// this replaces was read through `swift_once` on every parse (see ``ByteSet``) and scanned in order.
+    private static func directive(named name: UnsafeBufferPointer<UInt8>) -> Directive? {
+        func named(_ literal: StaticString, _ directive: Directive) -> Directive? {
+            equalsIgnoringCase(name, literal) ? directive : nil
+        }
+        switch name.count {
+        case 6: return named("public", .isPublic)
+        case 7: return named("max-age", .maxAge) ?? named("private", .isPrivate)
+        case 8: return named("s-maxage", .sMaxAge) ?? named("no-cache", .noCache) ?? named("no-store", .noStore)
+        case 9: return named("max-stale", .maxStale) ?? named("min-fresh", .minFresh) ?? named("immutable", .immutable)
+        case 12: return named("no-transform", .noTransform)
+        case 14: return named("only-if-cached", .onlyIfCached) ?? named("stale-if-error", .staleIfError)
+        case 15: return named("must-revalidate", .mustRevalidate) ?? named("must-understand", .mustUnderstand)
+        case 16: return named("proxy-revalidate", .proxyRevalidate)
+        case 22: return named("stale-while-revalidate", .staleWhileRevalidate)
+        default: return nil
+        }
+    }
 
     /// Single forward pass over `#cache-directive` (RFC 9111 §5.2, RFC 9110 §5.6.1): every byte is examined a
     /// bounded number of times, so the cost is linear whatever the input.
@@ -184,7 +196,7 @@ extension CacheControl {
     private mutating func apply(
         name: UnsafeBufferPointer<UInt8>, argument: UnsafeBufferPointer<UInt8>?, isWellFormed: Bool
     ) {
-        guard let known = Self.directiveNames.first(where: { Self.equalsIgnoringCase(name, $0.name) }) else {
+        guard let known = Self.directive(named: name) else {
             let key = String(decoding: name.map(ASCII.lowercased), as: UTF8.self)
             if isWellFormed, extensions.index(forKey: key) == nil {
                 extensions[key] = .some(argument.map { String(decoding: $0, as: UTF8.self) })
@@ -192,7 +204,7 @@ extension CacheControl {
             return
         }
         let seconds = isWellFormed ? argument.flatMap(Self.deltaSeconds) : nil
-        switch known.directive {
+        switch known {
         case .noStore: noStore = true
         case .noTransform: noTransform = true
         case .onlyIfCached: onlyIfCached = true

@@ -100,28 +100,37 @@ public struct CachedResponse: Sendable {
     /// vary on a handful of fields; a longer list is treated like `Vary: *` (not stored).
     static let maxVaryNames = 32
 
-    /// Header fields a cache does not store or forward (RFC 9110 §7.6.1, RFC 9111 §3.1).
-    static let hopByHopFields: Set<String> = [
-        "connection", "keep-alive", "proxy-connection", "te", "transfer-encoding", "upgrade", "trailer",
-    ]
+    // The field lists below are `switch`es over canonical (lower-case) names, not `static let` sets: every stored
+    // response asks about each of its fields, and a set hashes the name and, being a global that needs initializing,
+    // is read through `swift_once` (see `ByteSet`).
 
-    /// Header fields that hand a credential to the one caller who received them (RFC 6265 §3: a cookie is set for
-    /// that user agent's session), so a stored response never replays them to another caller.
-    static let perRecipientFields: Set<String> = ["set-cookie", "set-cookie2"]
+    /// Whether a cache does not store or forward this field: it is hop-by-hop (RFC 9110 §7.6.1, RFC 9111 §3.1).
+    static func isHopByHop(_ name: String) -> Bool {
+        switch name {
+        case "connection", "keep-alive", "proxy-connection", "te", "transfer-encoding", "upgrade", "trailer": true
+        default: false
+        }
+    }
 
-    /// Header fields between a client and a proxy (RFC 9111 §3.1): a cache never stores them, since they concern
-    /// the connection through a proxy, not the resource.
-    static let proxyAuthenticationFields: Set<String> = [
-        "proxy-authenticate", "proxy-authentication-info", "proxy-authorization",
-    ]
+    /// Whether this field is removed before a response is stored: hop-by-hop; a field that hands a credential to
+    /// the one caller who received it (RFC 6265 §3: a cookie is set for that user agent's session), so a stored
+    /// response never replays it to another caller; or a field between a client and a proxy (RFC 9111 §3.1), which
+    /// concerns the connection through a proxy, not the resource.
+    static func isNeverStored(_ name: String) -> Bool {
+        switch name {
+        case "set-cookie", "set-cookie2": true
+        case "proxy-authenticate", "proxy-authentication-info", "proxy-authorization": true
+        default: isHopByHop(name)
+        }
+    }
 
-    /// Every field removed before a response is stored.
-    static let fieldsNeverStored = hopByHopFields.union(perRecipientFields).union(proxyAuthenticationFields)
-
-    /// Header fields a `304` never replaces (§3.2): framing and content coding describe the stored body.
-    static let fieldsKeptOnUpdate: Set<String> = hopByHopFields.union([
-        "content-length", "content-encoding", "content-range",
-    ])
+    /// Whether a `304` never replaces this stored field (§3.2): framing and content coding describe the stored body.
+    static func isKeptOnUpdate(_ name: String) -> Bool {
+        switch name {
+        case "content-length", "content-encoding", "content-range": true
+        default: isHopByHop(name)
+        }
+    }
 
     /// Parses `response` as it would be stored for `request`.
     ///
@@ -228,7 +237,7 @@ public struct CachedResponse: Sendable {
     /// framing fields; the stored `Age` goes (see ``updated(with:request:requestTime:responseTime:)``).
     static func updatedFields(_ stored: HeaderFields, with newer: HeaderFields) -> HeaderFields {
         var headers = stored
-        let replaced = Set(newer.map(\.canonicalName)).subtracting(fieldsKeptOnUpdate)
+        let replaced = Set(newer.lazy.map(\.canonicalName).filter { !isKeptOnUpdate($0) })
         for name in replaced.union(["age"]) where headers.contains(name) { headers.remove(name: name) }
         for field in newer where replaced.contains(field.canonicalName) {
             headers.add(name: field.name, value: field.value)
@@ -259,11 +268,11 @@ public struct CachedResponse: Sendable {
     static func storedHeaders(_ headers: HeaderFields) -> HeaderFields {
         // `Connection` is itself never stored, so a response without any such field names nothing to remove either:
         // one lookup per field settles the common case.
-        guard headers.fields.contains(where: { fieldsNeverStored.contains($0.canonicalName) }) else { return headers }
+        guard headers.fields.contains(where: { isNeverStored($0.canonicalName) }) else { return headers }
         let listed = listValues(headers, "connection")
         return HeaderFields(
             headers.fields
-                .filter { !fieldsNeverStored.contains($0.canonicalName) && !listed.contains($0.canonicalName) }
+                .filter { !isNeverStored($0.canonicalName) && !listed.contains($0.canonicalName) }
                 .map { ($0.name, $0.value) })
     }
 

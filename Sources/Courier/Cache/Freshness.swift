@@ -5,14 +5,22 @@ import Foundation
 /// Everything is in `TimeInterval` seconds, so no input (a date in year 1, an `Age` of 2³¹) can overflow or trap;
 /// negative intervals from skewed clocks are clamped where the RFC clamps them.
 enum Freshness {
-    /// Status codes that are heuristically cacheable (RFC 9110 §15.1).
-    static let heuristicallyCacheableStatusCodes: Set<Int> = [
-        200, 203, 204, 206, 300, 301, 308, 404, 405, 410, 414, 501,
-    ]
+    /// Whether `status` is heuristically cacheable (RFC 9110 §15.1).
+    ///
+    /// A `switch`, not a `static let` set: every stored response asks, and a set hashes the status and is read through
+    /// `swift_once` (see ``ByteSet``).
+    static func isHeuristicallyCacheable(_ status: Int) -> Bool {
+        switch status {
+        case 200, 203, 204, 206, 300, 301, 308, 404, 405, 410, 414, 501: true
+        default: false
+        }
+    }
 
-    /// Final status codes whose caching requirements the cache understands (RFC 9111 §3, §5.2.2.3): the
+    /// Whether the cache understands the caching requirements of final status `status` (RFC 9111 §3, §5.2.2.3): the
     /// heuristically cacheable ones, plus temporary redirects. `must-understand` stores only these.
-    static let understoodStatusCodes = heuristicallyCacheableStatusCodes.union([302, 307])
+    static func isUnderstood(_ status: Int) -> Bool {
+        isHeuristicallyCacheable(status) || status == 302 || status == 307
+    }
 
     /// Final status codes (RFC 9110 §15): a response with one of these may be stored when it carries explicit
     /// freshness, whether or not its semantics are heuristically cacheable (RFC 9111 §3). A `304` is never stored
@@ -25,14 +33,14 @@ enum Freshness {
     /// a heuristically cacheable status, or explicit freshness (`max-age`, `Expires`), or `public`/`private`.
     /// `s-maxage` does not count: it is for shared caches.
     static func hasStorableFreshness(status: Int, directives: CacheControl, hasExpires: Bool) -> Bool {
-        heuristicallyCacheableStatusCodes.contains(status) || directives.maxAge != nil || hasExpires
+        isHeuristicallyCacheable(status) || directives.maxAge != nil || hasExpires
             || directives.isPublic || directives.isPrivate
     }
 
     /// Whether `no-store` keeps a response out (§5.2.2.5), unless `must-understand` (§5.2.2.3) names a status whose
     /// requirements the cache understands: then the cache follows those requirements and ignores `no-store`.
     static func forbidsStorage(_ directives: CacheControl, status: Int) -> Bool {
-        if directives.mustUnderstand { return !understoodStatusCodes.contains(status) }
+        if directives.mustUnderstand { return !isUnderstood(status) }
         return directives.noStore
     }
 
@@ -56,12 +64,12 @@ enum Freshness {
     ) -> (seconds: TimeInterval, isHeuristic: Bool) {
         if let maxAge = directives.maxAge { return (TimeInterval(maxAge), false) }
         if let expires { return (max(0, expires.timeIntervalSince(date)), false) }
-        if let defaultFreshness, heuristicallyCacheableStatusCodes.contains(statusCode) || directives.isPublic,
+        if let defaultFreshness, isHeuristicallyCacheable(statusCode) || directives.isPublic,
             !directives.noCache, !directives.mustRevalidate, !directives.noStore
         {
             return (max(0, defaultFreshness), false)
         }
-        guard heuristicallyCacheableStatusCodes.contains(statusCode) || directives.isPublic,
+        guard isHeuristicallyCacheable(statusCode) || directives.isPublic,
             let lastModified, lastModified < date
         else { return (0, false) }
         return (date.timeIntervalSince(lastModified) * heuristicFraction, true)

@@ -45,7 +45,7 @@ extension ResponseCache {
         }
         // The common answer (a heuristically cacheable status, no `no-store` in sight) goes straight to the entry,
         // which parses its fields once; only the others have their `Cache-Control` parsed here first, once.
-        if !Freshness.heuristicallyCacheableStatusCodes.contains(status) || Self.mentionsNoStore(response.headers) {
+        if !Freshness.isHeuristicallyCacheable(status) || Self.mentionsNoStore(response.headers) {
             let directives = CacheControl.parse(response.headers.values(for: "cache-control"))
             let hasExpires = response.headers.contains("Expires")
             // A status with no lifetime to use (a 500 without `max-age`) leaves what is stored alone: it may

@@ -1,8 +1,7 @@
 /// RFC 9110 §5.6.2 tokens: the grammar of field names and methods, checked in one place.
 enum HTTPToken {
     /// `tchar`: the bytes a token may contain.
-    static let characters = ByteSet(
-        "!#$%&'*+-.^_`|~0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz")
+    static var characters: ByteSet { .tokenCharacters }
 
     /// Whether `text` is a token: one or more `tchar`, so it cannot carry a space, a line break or a delimiter.
     static func isValid(_ text: String) -> Bool {

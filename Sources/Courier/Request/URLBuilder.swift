@@ -8,10 +8,10 @@ import Foundation
 /// `/users/42?page=2` → `https://api.example.com/v1/users/42?tenant=acme&page=2`.
 enum URLBuilder {
     /// Characters RFC 3986 §2.3 leaves unreserved; everything else in a query name or value is escaped.
-    private static let unreserved = ByteSet("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
-    /// Characters a path or query may carry as they are: unreserved, sub-delims, ":", "@", "/" and "?"
-    /// (RFC 3986 §3.3, §3.4), plus "%" which is checked to start a valid escape.
-    private static let allowedInTarget = unreserved.union("!$&'()*+,;=:@/?%")
+    private static var unreserved: ByteSet { .unreserved }
+    /// Characters a path or query may carry as they are (``ByteSet/urlTarget``); a "%" is checked to start a valid
+    /// escape.
+    private static var allowedInTarget: ByteSet { .urlTarget }
 
     /// - Parameters:
     ///   - base: The client's base URL, split once (see ``Base``).
@@ -166,7 +166,7 @@ enum URLBuilder {
 
     private static func appendEscaped(_ component: String, to text: inout String) {
         // The common case, a name or value of unreserved characters only (`page`, `42`), is appended as it is.
-        if component.utf8.allSatisfy(unreserved.contains) { return text.append(component) }
+        if component.utf8.allSatisfy({ unreserved.contains($0) }) { return text.append(component) }
         var output = [UInt8]()
         output.reserveCapacity(component.utf8.count * 3)
         for byte in component.utf8 {
