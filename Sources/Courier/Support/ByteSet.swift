@@ -16,7 +16,7 @@ struct ByteSet: Sendable, Equatable {
     static var letters: ByteSet { ByteSet(low: 0x0000_0000_0000_0000, high: 0x07ff_fffe_07ff_fffe) }
     /// Characters allowed in a URI scheme (RFC 3986 §3.1): letters, digits, `+`, `-` and `.`.
     static var schemeCharacters: ByteSet { ByteSet(low: 0x03ff_6800_0000_0000, high: 0x07ff_fffe_07ff_fffe) }
-    /// `tchar` (RFC 9110 §5.6.2): ``letters``, digits and ``!#$%&'*+-.^_`|~``.
+    /// `tchar` (RFC 9110 §5.6.2): ``letters``, digits, the grave accent and `!#$%&'*+-.^_|~`.
     static var tokenCharacters: ByteSet { ByteSet(low: 0x03ff_6cfa_0000_0000, high: 0x57ff_ffff_c7ff_fffe) }
     /// Characters RFC 3986 §2.3 leaves unreserved: ``letters``, digits, `-`, `.`, `_` and `~`.
     static var unreserved: ByteSet { ByteSet(low: 0x03ff_6000_0000_0000, high: 0x47ff_fffe_87ff_fffe) }
