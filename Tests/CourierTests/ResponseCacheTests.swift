@@ -48,6 +48,16 @@ extension ResponseCache {
         #expect(await cache.isConsistent)
     }
 
+    @Test func aHitOnTheNewestEntryLeavesTheOrderAndAHitOnAnotherMovesIt() async {
+        let cache = ResponseCache(maxEntries: 3)
+        for path in ["/a", "/b", "/c"] { await cache.put(ok(path), get(path)) }
+        for _ in 0..<3 { #expect(await cache.body(get("/c")) == "/c") }
+        #expect(await cache.urlsFromOldest == ["https://api.test/a", "https://api.test/b", "https://api.test/c"])
+        #expect(await cache.body(get("/b")) == "/b")
+        #expect(await cache.urlsFromOldest == ["https://api.test/a", "https://api.test/c", "https://api.test/b"])
+        #expect(await cache.isConsistent)
+    }
+
     @Test func bytesAreCountedExactly() async {
         let headers: HeaderFields = ["Cache-Control": "max-age=60", "ETag": #""x""#]
         let response = ok(String(repeating: "z", count: 100), headers)

@@ -136,7 +136,8 @@ struct CacheStorage {
 
     /// Marks a candidate as most recently used, if it is still stored.
     mutating func touch(_ candidate: Candidate) {
-        guard slots[candidate.slot]?.id == candidate.id else { return }
+        // The entry used last is often the one used now (a burst of calls for one URL): it stays where it is.
+        guard newest != candidate.slot, holds(candidate) else { return }
         unlink(candidate.slot)
         linkAsNewest(candidate.slot)
     }
