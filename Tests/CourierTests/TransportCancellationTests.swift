@@ -37,7 +37,16 @@ import Testing
         let host = ConnectionGate.key(for: server.baseURL)
         #expect(
             await ReliabilityKit.poll { transport.gate.counts(for: host) == (admitted: limit, queued: 100 - limit) })
-        for call in calls { call.cancel() }
+        // Every caller leaves, those still queued in Courier first. A slot freed by a cancelled request goes at once
+        // to the longest-waiting caller still there, and starts its request: a caller cancelled after that moment had
+        // rightly been sent. Leaving queued callers first makes "nobody is waiting" true before any slot frees, so
+        // the count below is exact; URLSession parking requests (the bug) would still send them when slots free.
+        let sent = Set(
+            server.requests.filter { $0.path == "/orders" }
+                .compactMap { try? JSONDecoder().decode([String: Int].self, from: $0.body)["order"] })
+        #expect(sent.count == limit)
+        for (index, call) in calls.enumerated() where !sent.contains(index) { call.cancel() }
+        for (index, call) in calls.enumerated() where sent.contains(index) { call.cancel() }
         var cancelled = 0
         for call in calls {
             if case .failure(let error) = await call.result, error is CancellationError { cancelled += 1 }
