@@ -80,6 +80,24 @@ import Testing
         await #expect(throws: CancellationError.self) { try await call.value }
     }
 
+    @Test func aCallerCancelledBeforeItSendsTakesNoSlotAndSendsNothing() async throws {
+        let server = try TestServer()
+        defer { server.shutdown() }
+        server.route("/stall") { _ in .stall }
+        let transport = URLSessionTransport()
+        let host = ConnectionGate.key(for: server.baseURL)
+
+        let call = Task {
+            withUnsafeCurrentTask { $0?.cancel() }
+            return try await transport.send(
+                TransportRequest(method: .get, url: server.baseURL.appending(path: "stall")))
+        }
+        await #expect(throws: CancellationError.self) { try await call.value }
+        #expect(transport.gate.counts(for: host) == (admitted: 0, queued: 0))
+        #expect(await Self.sessionIsIdle(transport.session))
+        #expect(server.hits("/stall") == 0)
+    }
+
     @Test(arguments: [false, true])
     func anInvalidatedSessionIsATransportFailureForACallerWhoNeverCancelled(ownSession: Bool) async throws {
         let server = try TestServer()
