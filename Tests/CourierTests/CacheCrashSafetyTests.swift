@@ -15,6 +15,10 @@ import Testing
 /// checks what it serves.
 @Suite struct CacheCrashSafetyTests {
     static let rounds = 30
+    /// Rounds added, each waiting for a half-written file, when none of the first `rounds` killed the writer
+    /// mid-write: a kill lands between two polls of the directory, and on a loaded machine (ThreadSanitizer in CI) all
+    /// of the first rounds once missed, which left the torn-write case untested rather than failed.
+    static let extraRounds = 60
 
     @Test func aKilledWriterLeavesTheOldEntryOrTheNewOneNeverATornOne() async throws {
         let executable = try #require(ChildProcess.executable, "CourierTestChild is built beside the tests")
@@ -23,8 +27,10 @@ import Testing
         var nextVersion = 0
         var killedMidWrite = 0
         let request = TransportRequest(url: URL(string: "https://api.test/crash")!)
-        for round in 0..<Self.rounds {
-            let waitForPartialFile = random.chance(50)
+        var round = 0
+        while round < Self.rounds || (killedMidWrite == 0 && round < Self.rounds + Self.extraRounds) {
+            defer { round += 1 }
+            let waitForPartialFile = round >= Self.rounds || random.chance(50)
             let lastStored = try Self.runAndKill(
                 executable, directory: directory, firstVersion: nextVersion, afterLines: random.int(1...3),
                 waitForPartialFile: waitForPartialFile)
@@ -43,7 +49,7 @@ import Testing
         }
         #expect(killedMidWrite > 0, "some kills landed while a file was half-written")
         ReliabilityKit.record(
-            "crash safety", "SIGKILL a process writing 512 KiB cache entries", cases: Self.rounds,
+            "crash safety", "SIGKILL a process writing 512 KiB cache entries", cases: round,
             outcome: "\(killedMidWrite) kills mid-write; every reopen served one whole version, none torn")
     }
 
