@@ -281,7 +281,7 @@ extension CacheControl {
 
     /// `tchar` from RFC 9110 §5.6.2.
     private static func isTokenByte(_ byte: UInt8) -> Bool {
-        HTTPToken.characters.contains(byte)
+        ByteSet.tokenCharacters.contains(byte)
     }
 
     /// Case-insensitive comparison of a directive name with a lowercase ASCII literal.

@@ -1,12 +1,10 @@
 /// RFC 9110 §5.6.2 tokens: the grammar of field names and methods, checked in one place.
 enum HTTPToken {
-    /// `tchar`: the bytes a token may contain.
-    static var characters: ByteSet { .tokenCharacters }
-
     /// Whether `text` is a token: one or more `tchar`, so it cannot carry a space, a line break or a delimiter.
     static func isValid(_ text: String) -> Bool {
-        // A closure, not `characters.contains` by name: a method reference allocates its context on every call.
-        !text.isEmpty && text.utf8.allSatisfy { characters.contains($0) }
+        // A closure, not `ByteSet.tokenCharacters.contains` by name: a method reference allocates its context on
+        // every call.
+        !text.isEmpty && text.utf8.allSatisfy { ByteSet.tokenCharacters.contains($0) }
     }
 }
 

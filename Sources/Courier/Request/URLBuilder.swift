@@ -7,12 +7,6 @@ import Foundation
 /// are merged, the base's first, then the path's own, then the request's items:
 /// `/users/42?page=2` → `https://api.example.com/v1/users/42?tenant=acme&page=2`.
 enum URLBuilder {
-    /// Characters RFC 3986 §2.3 leaves unreserved; everything else in a query name or value is escaped.
-    private static var unreserved: ByteSet { .unreserved }
-    /// Characters a path or query may carry as they are (``ByteSet/urlTarget``); a "%" is checked to start a valid
-    /// escape.
-    private static var allowedInTarget: ByteSet { .urlTarget }
-
     /// - Parameters:
     ///   - base: The client's base URL, split once (see ``Base``).
     ///   - path: A path relative to the base, or an absolute URL.
@@ -125,7 +119,7 @@ enum URLBuilder {
     /// Percent-encodes what a path cannot carry literally and rejects what it must never carry.
     static func escapePath(_ path: String) throws(APIError) -> String {
         // The common case, a clean ASCII path, is returned as it is, without copying.
-        if path.utf8.allSatisfy({ allowedInTarget.contains($0) && $0 != UInt8(ascii: "%") }) { return path }
+        if path.utf8.allSatisfy({ ByteSet.urlTarget.contains($0) && $0 != UInt8(ascii: "%") }) { return path }
         var output = [UInt8]()
         output.reserveCapacity(path.utf8.count)
         let bytes = Array(path.utf8)
@@ -142,7 +136,7 @@ enum URLBuilder {
                     throw .invalidRequest(.invalidPath(path, problem: "contains a \"%\" that starts no valid escape"))
                 }
                 output.append(byte)
-            case _ where allowedInTarget.contains(byte):
+            case _ where ByteSet.urlTarget.contains(byte):
                 output.append(byte)
             default:
                 output.append(contentsOf: percentEscape(byte))
@@ -166,11 +160,11 @@ enum URLBuilder {
 
     private static func appendEscaped(_ component: String, to text: inout String) {
         // The common case, a name or value of unreserved characters only (`page`, `42`), is appended as it is.
-        if component.utf8.allSatisfy({ unreserved.contains($0) }) { return text.append(component) }
+        if component.utf8.allSatisfy({ ByteSet.unreserved.contains($0) }) { return text.append(component) }
         var output = [UInt8]()
         output.reserveCapacity(component.utf8.count * 3)
         for byte in component.utf8 {
-            if unreserved.contains(byte) {
+            if ByteSet.unreserved.contains(byte) {
                 output.append(byte)
             } else {
                 output.append(contentsOf: percentEscape(byte))
