@@ -6,34 +6,50 @@ extension APIClient {
     ///
     /// Lives inside the call's flight (`sendWithRetries(_:first:)`), so joiners of a
     /// coalesced flight never cause refreshes of their own.
-    struct Authorization: Sendable {
+    ///
+    /// An immutable class: each step returns the state for the next one. The retry loop keeps it across its awaits,
+    /// and as a struct of 169 bytes (two credentials) it made that async frame 912 bytes, past what the flight task's
+    /// first slab of memory holds, so every flight allocated two more slabs. A reference keeps the frame small; only
+    /// an authorized call allocates, once per attempt.
+    final class Authorization: Sendable {
         let refresher: TokenRefresher
         /// The identity the call's flight is partitioned by. Every attempt must carry a credential of
         /// this identity: a flight shared by one user's callers is never sent with another's token.
         let identity: String
         /// The credential the last attempt was sent with.
-        private var used: Credential?
+        private let used: Credential?
         /// The credential for the next attempt when it is already known: the one taken when the call
         /// started (so the first attempt does not ask the refresher twice), or the one a refresh produced.
-        private var replacement: Credential?
+        private let replacement: Credential?
         /// Whether the call already refreshed once; a second `401` is then final.
-        private var hasRefreshed = false
+        private let hasRefreshed: Bool
 
-        init(refresher: TokenRefresher, credential: Credential) {
+        convenience init(refresher: TokenRefresher, credential: Credential) {
+            self.init(
+                refresher: refresher, identity: credential.identity, used: nil, replacement: credential,
+                hasRefreshed: false)
+        }
+
+        private init(
+            refresher: TokenRefresher, identity: String, used: Credential?, replacement: Credential?,
+            hasRefreshed: Bool
+        ) {
             self.refresher = refresher
-            self.identity = credential.identity
-            self.replacement = credential
+            self.identity = identity
+            self.used = used
+            self.replacement = replacement
+            self.hasRefreshed = hasRefreshed
         }
 
         /// Applies the credential for the next attempt to `request`, after the adapters ran.
+        /// - Returns: The state after this attempt.
         @inline(never)
-        mutating func authorize(
+        func authorize(
             _ request: inout TransportRequest, using apply: (inout TransportRequest, Credential) -> Void
-        ) async throws {
+        ) async throws -> Authorization {
             let credential: Credential
             if let replacement {
                 credential = replacement
-                self.replacement = nil
             } else {
                 credential = try await refresher.validCredential()
             }
@@ -41,16 +57,20 @@ extension APIClient {
             apply(&request, credential)
             // Validation errors name the header, never its value, so a malformed token is not printed.
             try request.headers.validate()
-            used = credential
+            return Authorization(
+                refresher: refresher, identity: identity, used: credential, replacement: nil,
+                hasRefreshed: hasRefreshed)
         }
 
         /// Handles a `401`: obtains the credential for the one resend a call gets, or, when the call has
         /// already refreshed, fails with ``APIError/unauthorized(_:)``. Never loops.
+        /// - Returns: The state for the resend.
         @inline(never)
-        mutating func prepareResend(after response: TransportResponse) async throws {
+        func prepareResend(after response: TransportResponse) async throws -> Authorization {
             guard !hasRefreshed, let used else { throw APIError.unauthorized(response) }
-            hasRefreshed = true
-            replacement = try await refresher.refresh(rejected: used)
+            let refreshed = try await refresher.refresh(rejected: used)
+            return Authorization(
+                refresher: refresher, identity: identity, used: used, replacement: refreshed, hasRefreshed: true)
         }
     }
 

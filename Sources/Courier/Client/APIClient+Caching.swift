@@ -81,6 +81,10 @@ extension APIClient {
     /// A `304` that validates nothing the cache holds (another entity tag, or an entry removed meanwhile) would
     /// reach a caller who sent a plain `GET`: the request is sent once more without conditions instead, and that
     /// answer is recorded and returned.
+    ///
+    /// Never inlined into the flight: its frame is large, and a flight that only sends must not carry it (the flight
+    /// task's frames then outgrow its first slab of memory, an allocation on every call).
+    @inline(never)
     nonisolated(nonsending) func record(_ exchange: Exchange, _ outgoing: Outgoing, call: Call) async throws -> Exchange
     {
         guard let cache = configuration.cache else { return exchange }

@@ -58,23 +58,27 @@ extension APIClient {
         let mayAuthorize = prepared.isTrusted || request.sendsCredentialsToAnyOrigin
         let authorization = mayAuthorize ? try await authorization(for: request, within: limits) : nil
         let adapted = try await adaptBeforeLookup(prepared.request)
-        let call = Call(
-            id: id, adapted: adapted, limits: limits, authorization: authorization, coalescing: .never, decoding: nil)
+        func callSending(_ outgoing: Outgoing) -> Call {
+            Call(
+                client: self, id: id, adapted: adapted, limits: limits, authorization: authorization,
+                coalescing: .never, decoding: nil, outgoing: outgoing)
+        }
         // 3. The cache answers, or says what to send and how to record the answer. 4. Never coalesced.
         let exchange: StreamedExchange
         switch try plan(
-            adapted, policy: request.cachePolicy, defaultFreshness: request.defaultFreshness, partition: call.partition,
-            id: id)
+            adapted, policy: request.cachePolicy, defaultFreshness: request.defaultFreshness,
+            partition: authorization?.identity, id: id)
         {
         case .serve(let response, _):
             exchange = StreamedExchange(
                 Exchange(request: adapted.request, response: response, attempts: 0, source: .cache))
         case .serveStale(let response, let revalidation):
-            revalidateInBackground(call, revalidation)
+            revalidateInBackground(callSending(revalidation))
             exchange = StreamedExchange(
                 Exchange(request: adapted.request, response: response, attempts: 0, source: .staleWhileRevalidate))
         case .send(let outgoing):
             // 5. Record the answer: a 304 merges, a stored body is copied aside as it passes, unsafe invalidates.
+            let call = callSending(outgoing)
             exchange = try await recordStreamed(
                 try await streamWithRetries(call, first: outgoing.request), outgoing, call: call)
         }

@@ -142,25 +142,29 @@ public final class APIClient: Sendable {
             configuration.adapters.isEmpty
             ? Adapted(unadapted: prepared.request, request: prepared.request)
             : try await adaptBeforeLookup(prepared.request)
-        let call = Call(
-            id: id, adapted: adapted, limits: limits, authorization: authorization, coalescing: request.coalescing,
-            decoding: shared)
+        let partition = authorization?.identity
         // 3. The cache answers, or says what to send and how to record the answer.
         let exchange: Exchange
         switch try plan(
-            adapted, policy: request.cachePolicy, defaultFreshness: request.defaultFreshness, partition: call.partition,
+            adapted, policy: request.cachePolicy, defaultFreshness: request.defaultFreshness, partition: partition,
             id: id, decoding: shared)
         {
         case .serve(let response, let decoded):
             exchange = Exchange(
                 request: adapted.request, response: response, attempts: 0, source: .cache, decoded: decoded)
         case .serveStale(let response, let revalidation):
-            revalidateInBackground(call, revalidation)
+            revalidateInBackground(
+                Call(
+                    client: self, id: id, adapted: adapted, limits: limits, authorization: authorization,
+                    coalescing: request.coalescing, decoding: nil, outgoing: revalidation))
             exchange = Exchange(
                 request: adapted.request, response: response, attempts: 0, source: .staleWhileRevalidate)
         case .send(let outgoing):
             // 4–5. Share one flight with identical callers, or send alone; the flight records the answer.
-            exchange = try await sendServingStaleOnError(call, outgoing)
+            exchange = try await sendServingStaleOnError(
+                Call(
+                    client: self, id: id, adapted: adapted, limits: limits, authorization: authorization,
+                    coalescing: request.coalescing, decoding: shared, outgoing: outgoing))
         }
         // 6. Check the status, unless the caller reads every status itself; the caller decodes.
         let isAcceptable = configuration.acceptableStatusCodes.contains(exchange.response.statusCode)
@@ -170,39 +174,31 @@ public final class APIClient: Sendable {
         return exchange
     }
 
-    /// ``sendShared(_:_:)``, with the stored response standing in when the server fails and the response allows it
+    /// ``sendShared(_:)``, with the stored response standing in when the server fails and the response allows it
     /// (`stale-if-error`, RFC 5861 §4).
     @inline(__always)
-    private nonisolated(nonsending) func sendServingStaleOnError(_ call: Call, _ outgoing: Outgoing) async throws
-        -> Exchange
-    {
+    private nonisolated(nonsending) func sendServingStaleOnError(_ call: Call) async throws -> Exchange {
         let exchange: Exchange
         do {
-            exchange = try await sendShared(call, outgoing)
+            exchange = try await sendShared(call)
         } catch let error as APIError where error.allowsStaleIfError {
-            guard let stale = staleIfError(outgoing.fallback, call.adapted.request) else { throw error }
+            guard let stale = staleIfError(call.outgoing.fallback, call.adapted.request) else { throw error }
             return stale
         }
         guard exchange.response.statusCode >= 500,
-            let stale = staleIfError(outgoing.fallback, call.adapted.request, attempts: exchange.attempts)
+            let stale = staleIfError(call.outgoing.fallback, call.adapted.request, attempts: exchange.attempts)
         else { return exchange }
         return stale
     }
 
-    /// Sends `outgoing` in a flight that identical callers join (each within its own deadline), or alone when the
-    /// call cannot be shared. The flight sends with retries, records the answer in the cache and decodes it once.
-    private nonisolated(nonsending) func sendShared(_ call: Call, _ outgoing: Outgoing) async throws -> Exchange {
-        let flight: @Sendable () async throws -> Exchange = { [self] in
-            var exchange = try await sendWithRetries(call, first: outgoing.request)
-            if outgoing.changesTheCache { exchange = try await record(exchange, outgoing, call: call) }
-            if let decoding = call.decoding, configuration.acceptableStatusCodes.contains(exchange.response.statusCode)
-            {
-                exchange.decoded = decoding.decode(exchange.response)
-            }
-            return exchange
-        }
+    /// Sends the call's outgoing request in a flight that identical callers join (each within its own deadline), or
+    /// alone when the call cannot be shared. The flight sends with retries, records the answer in the cache and
+    /// decodes it once (``runFlight(_:)``).
+    private nonisolated(nonsending) func sendShared(_ call: Call) async throws -> Exchange {
+        // The closure captures the call alone, which then serves as its context: no allocation for it.
+        let flight: @Sendable () async throws -> Exchange = { [call] in try await call.client.runFlight(call) }
         guard !call.adapted.isPrivate,
-            let key = coalescingKey(for: outgoing.request, policy: call.coalescing, partition: call.partition)
+            let key = coalescingKey(for: call.outgoing.request, policy: call.coalescing, partition: call.partition)
         else { return try await flight() }
         let bound = RequestCoalescer<RequestKey, Exchange>.WaitBound(
             scheduler: deadlines, leading: call.limits.remaining(now: self.deadlines.elapsed),
@@ -218,14 +214,34 @@ public final class APIClient: Sendable {
         return exchange
     }
 
-    /// Serves a stale response now and revalidates it in a task of its own, at most once per stored response at a
-    /// time, even with coalescing off: keyed like the cache entry.
-    func revalidateInBackground(_ call: Call, _ revalidation: Outgoing) {
+    /// The work of one flight, however many callers share it: send with retries, record the answer in the cache,
+    /// decode it once for the callers that share decoding.
+    private func runFlight(_ call: Call) async throws -> Exchange {
+        // The outgoing request is read from the call, not copied: this frame lives in the flight task beside the retry
+        // loop's, and together they must fit the task's first slab of memory.
+        var exchange = try await sendWithRetries(call, first: call.outgoing.request)
+        if call.outgoing.changesTheCache { exchange = try await record(exchange, call.outgoing, call: call) }
+        decodeOnce(&exchange, for: call)
+        return exchange
+    }
+
+    /// Decodes an acceptable answer once for every caller of the flight that asks for the leader's type.
+    @inline(never)
+    private func decodeOnce(_ exchange: inout Exchange, for call: Call) {
+        guard let decoding = call.decoding, configuration.acceptableStatusCodes.contains(exchange.response.statusCode)
+        else { return }
+        exchange.decoded = decoding.decode(exchange.response)
+    }
+
+    /// Serves a stale response now and revalidates it in a task of its own (the call's outgoing request), at most
+    /// once per stored response at a time, even with coalescing off: keyed like the cache entry.
+    func revalidateInBackground(_ call: Call) {
+        let revalidation = call.outgoing
         let varyNames: [String]
         if case .store(_, _, let entry?) = revalidation.record { varyNames = entry.varyNames } else { varyNames = [] }
         let key = RequestKey(
             revalidation.request, varyingOn: configuration.coalescingHeaders + varyNames, partition: call.partition)
-        backgroundRefreshes.run(key: key) { [self] in _ = try await sendShared(call.withoutDecoding, revalidation) }
+        backgroundRefreshes.run(key: key) { [self] in _ = try await sendShared(call) }
     }
 
     /// A request as built, and whether its target may receive the client's credentials.
@@ -291,11 +307,21 @@ public final class APIClient: Sendable {
     /// With an authorization, each attempt carries a valid credential and a `401` earns one refresh and one resend.
     /// The resend counts in ``APIResponse/attempts`` but not against the retry policy. The first attempt sends `first`
     /// as it is (adapters already applied); later ones adapt again, so signatures and timestamps are fresh.
+    @inline(never)
     nonisolated(nonsending) func sendWithRetries(_ call: Call, first: TransportRequest) async throws -> Exchange {
         // Bound again here: the flight may run in a task of its own, and its refreshes belong to its leader.
-        // Only a call with a credential can refresh, so only it pays for binding the scope.
+        // Only a call with a credential can refresh, so only it pays for binding the scope. (That path is a function
+        // of its own: inlined, the task-local binding made this frame 912 bytes, and the flight task allocated two
+        // more slabs of memory on every call.)
         guard call.authorization != nil else { return try await attempts(call, first: first) }
-        return try await EventScope.$current.withValue(EventScope(instrumentation, call.id)) {
+        return try await attemptsInEventScope(call, first: first)
+    }
+
+    @inline(never)
+    private nonisolated(nonsending) func attemptsInEventScope(_ call: Call, first: TransportRequest) async throws
+        -> Exchange
+    {
+        try await EventScope.$current.withValue(EventScope(instrumentation, call.id)) {
             try await attempts(call, first: first)
         }
     }
@@ -309,7 +335,9 @@ public final class APIClient: Sendable {
         while true {
             loop.attempt += 1
             var sent = loop.attempt == 1 ? first : try await adapt(call.adapted.retryBase(for: first))
-            try await loop.authorization?.authorize(&sent, using: configuration.authorize)
+            if let current = loop.authorization {
+                loop.authorization = try await current.authorize(&sent, using: configuration.authorize)
+            }
             let outcome = try await sendOnce(sent, call: call, loop: &loop)
             switch afterAttempt(outcome, sent: sent, call: call, loop: &loop) {
             case .finish(let exchange):
@@ -317,7 +345,7 @@ public final class APIClient: Sendable {
             case .fail(let error):
                 throw error
             case .resend(let rejected):
-                try await loop.authorization?.prepareResend(after: rejected)
+                loop.authorization = try await loop.authorization?.prepareResend(after: rejected)
             case .retry(let delay):
                 try await configuration.clock.sleep(for: delay)
             }

@@ -1,11 +1,16 @@
 import Foundation
 
-/// One call on its way: what the steps after the cache lookup need, passed along as one reference.
+/// One call on its way to the network: what the steps after the cache lookup need, passed along as one reference.
 ///
 /// A class: the call is handed to the flight's closure and from frame to frame of the retry loop, and as a struct of
 /// 280 bytes (mostly its authorization) every copy made those async frames larger. A flight task whose frames outgrow
 /// the task's first slab of memory allocates more from the heap, on every call.
+///
+/// It is made after the cache's plan, only for a call that sends (a fresh hit needs none), and it holds what it sends
+/// and its client: the flight's closure then captures this one reference, which Swift uses as the closure's context
+/// as it is, instead of allocating a context to hold several captures.
 final class Call: Sendable {
+    let client: APIClient
     let id: CallID
     /// The request as built and as the adapters returned it.
     let adapted: Adapted
@@ -15,28 +20,26 @@ final class Call: Sendable {
     let coalescing: CoalescingPolicy
     /// The type the leader decodes once for every caller of its flight, when it can be shared.
     let decoding: SharedDecoding?
+    /// What the flight sends first and what its answer changes in the cache.
+    let outgoing: Outgoing
 
     init(
-        id: CallID, adapted: Adapted, limits: CallLimits, authorization: APIClient.Authorization?,
-        coalescing: CoalescingPolicy, decoding: SharedDecoding?
+        client: APIClient, id: CallID, adapted: Adapted, limits: CallLimits,
+        authorization: APIClient.Authorization?, coalescing: CoalescingPolicy, decoding: SharedDecoding?,
+        outgoing: Outgoing
     ) {
+        self.client = client
         self.id = id
         self.adapted = adapted
         self.limits = limits
         self.authorization = authorization
         self.coalescing = coalescing
         self.decoding = decoding
+        self.outgoing = outgoing
     }
 
     /// The credential identity the call's cache entries and flight are partitioned by.
     var partition: String? { authorization?.identity }
-
-    /// The same call with nobody waiting to decode its answer: a background revalidation.
-    var withoutDecoding: Call {
-        Call(
-            id: id, adapted: adapted, limits: limits, authorization: authorization, coalescing: coalescing,
-            decoding: nil)
-    }
 }
 
 /// Decodes a flight's body once, in the flight, for every caller that asks for the same type with the same decoder:

@@ -29,7 +29,9 @@ extension APIClient {
         while true {
             attempt += 1
             var sent = attempt == 1 ? first : try await adapt(retries)
-            try await authorization?.authorize(&sent, using: configuration.authorize)
+            if let current = authorization {
+                authorization = try await current.authorize(&sent, using: configuration.authorize)
+            }
             let outcome: RetryContext.Outcome
             do {
                 let head = try await streamOnce(sent, limits: call.limits, attempt: attempt, id: call.id)
@@ -42,7 +44,7 @@ extension APIClient {
             }
             if case .response(let response) = outcome, response.statusCode == 401 {
                 guard authorization != nil else { throw APIError.unauthorized(response) }
-                try await authorization?.prepareResend(after: response)
+                authorization = try await authorization?.prepareResend(after: response)
                 try Self.requireReplayable(sent)
                 resends += 1
                 continue
