@@ -205,4 +205,31 @@ private let tag = #""a""#
         #expect(third.sent.isEmpty, "fresh for 60 s after the 304")
         #expect(third.response.headers["Age"] == "10")
     }
+
+    // MARK: Age of a Hit (RFC 9111 §5.1)
+
+    /// Hits within one second share the response built for that age; a later second, or a response stored anew,
+    /// gets its own. (A reused response served a frozen `Age`, or an old body after a new store, would fail here.)
+    @Test func aHitCarriesTheAgeOfItsOwnSecondAndTheBodyStoredLast() async throws {
+        let harness = CacheHarness { _, index, now in
+            .text(200, "v\(index + 1)", headers: ["Cache-Control": "max-age=600", "Date": now])
+        }
+        _ = try await harness.send()
+        var ages: [String?] = []
+        for step in [0.2, 0.3, 0.6, 0.5, 1.0, 60] {
+            harness.date.advance(by: step)
+            let hit = try await harness.send()
+            #expect(hit.sent.isEmpty)
+            #expect(hit.response.text == "v1")
+            ages.append(hit.response.headers["Age"])
+        }
+        #expect(ages == ["0", "0", "1", "1", "2", "62"])
+        let reloaded = try await harness.send(headers: ["Cache-Control": "no-cache"])
+        #expect(reloaded.sent.count == 1)
+        harness.date.advance(by: 0.2)
+        let hit = try await harness.send()
+        #expect(hit.sent.isEmpty)
+        #expect(hit.response.text == "v2", "the entry stored last, not the response served for the old one")
+        #expect(hit.response.headers["Age"] == "0")
+    }
 }

@@ -75,6 +75,8 @@ struct CacheStorage {
         /// The body as a caller decoded it, and the bytes it counts (its body's length) against the limits.
         var decoded: DecodedValue?
         var decodedBytes = 0
+        /// The response as last served, with its `Age`; see ``CachedResponse/Served``.
+        var served: CachedResponse.Served?
     }
 
     let limits: Limits
@@ -99,14 +101,47 @@ struct CacheStorage {
     func candidates(url: String, partition: CachePartition) -> [Candidate] {
         guard let variants = index[url]?[partition] else { return [] }
         return variants.reversed().compactMap { slot in
-            slots[slot].map { node in
-                var entry = node.entry
-                entry.generation = node.id
-                entry.storageSlot = slot
-                entry.decoded = node.decoded
-                return Candidate(slot: slot, id: node.id, entry: entry)
-            }
+            slots[slot].map { node in Candidate(slot: slot, id: node.id, entry: entry(of: node, in: slot)) }
         }
+    }
+
+    /// The stored variant for `url` and `partition` when the newest one varies on nothing, marked as most recently
+    /// used: it then answers every request, so the common lookup takes one critical section and builds no list.
+    /// `.none` when nothing is stored; `.needsMatching` when the newest variant has a `Vary` to match against the
+    /// request, which ``candidates(url:partition:)`` leaves to be done outside the lock.
+    mutating func unvariedEntry(url: String, partition: CachePartition) -> UnvariedLookup {
+        guard let variants = index[url]?[partition], let slot = variants.last, let node = slots[slot] else {
+            return .none
+        }
+        guard node.entry.varyNames.isEmpty else { return .needsMatching }
+        if newest != slot {
+            unlink(slot)
+            linkAsNewest(slot)
+        }
+        return .entry(entry(of: node, in: slot))
+    }
+
+    /// What ``unvariedEntry(url:partition:)`` found.
+    enum UnvariedLookup {
+        case none
+        case needsMatching
+        case entry(CachedResponse)
+    }
+
+    /// A stored node's entry as a lookup returns it: with its generation, its slot and what is kept beside it.
+    private func entry(of node: Node, in slot: Int) -> CachedResponse {
+        var entry = node.entry
+        entry.generation = node.id
+        entry.storageSlot = slot
+        entry.decoded = node.decoded
+        entry.lastServed = node.served
+        return entry
+    }
+
+    /// Keeps the response as served at one age beside the entry stored in `slot`, if it is still generation `id`.
+    mutating func keepServed(_ served: CachedResponse.Served, slot: Int, id: UInt64) {
+        guard slots.indices.contains(slot), slots[slot]?.id == id else { return }
+        slots[slot]?.served = served
     }
 
     /// The URLs with at least one stored entry.

@@ -19,6 +19,11 @@ public struct CachedResponse: Sendable {
             var fields = stored.fields
             fields.response = newValue
             stored = Stored(fields)
+            // A derived answer (a range served from this entry) is not what the cache stores: nothing made from it
+            // may be kept beside the stored entry, and nothing kept there may answer for it.
+            storageSlot = nil
+            decoded = nil
+            lastServed = nil
         }
     }
     /// When the request that produced (or last revalidated) this response was sent (`request_time`, §4.2.3).
@@ -55,6 +60,15 @@ public struct CachedResponse: Sendable {
     /// The body as a caller decoded it, kept beside a stored entry so that a fresh hit of the same type and decoder
     /// skips decoding; `nil` until someone decoded it (see ``ResponseCache/keepDecoded(_:beside:)``).
     var decoded: DecodedValue?
+    /// The response as a ``ResponseCache`` last served it, kept beside the stored entry; see ``Served``.
+    var lastServed: Served?
+
+    /// The stored response with its `Age` field, as served at one whole-second age. Hits within the same second
+    /// serve the same value: building it copies the header fields and formats the age, about a tenth of a hit.
+    struct Served: Sendable {
+        let age: Int
+        let response: TransportResponse
+    }
 
     /// The parsed `Cache-Control` of the response.
     var directives: CacheControl { stored.fields.directives }
@@ -200,10 +214,17 @@ public struct CachedResponse: Sendable {
 
     /// The stored response as it is served at `now`, with an `Age` field (RFC 9111 §5.1) in whole seconds.
     func served(at now: Date) -> TransportResponse {
+        servedAt(now).response
+    }
+
+    /// ``served(at:)``, reusing ``lastServed`` when it was made for the same whole-second age.
+    func servedAt(_ now: Date) -> Served {
+        let seconds = age(at: now)
+        let age = seconds.isFinite ? Int(min(max(seconds, 0), Double(Int32.max))) : 0
+        if let lastServed, lastServed.age == age { return lastServed }
         var served = response
-        let age = age(at: now)
-        served.headers["Age"] = String(age.isFinite ? Int(min(max(age, 0), Double(Int32.max))) : 0)
-        return served
+        served.headers["Age"] = String(age)
+        return Served(age: age, response: served)
     }
 
     /// Whether this stored response was selected by `headers` (§4.1): every header named by `Vary` has the same

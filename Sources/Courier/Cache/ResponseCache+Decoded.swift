@@ -16,4 +16,11 @@ extension ResponseCache {
             state.counters.evictions += state.storage.keepDecoded(value, bytes: bytes, slot: slot, id: entry.generation)
         }
     }
+
+    /// Keeps `served`, the stored entry as served at one age, beside it: later hits within the same second serve it
+    /// as it is. Nothing is kept when the entry is no longer the stored generation.
+    nonisolated func keepServed(_ served: CachedResponse.Served, beside entry: CachedResponse) {
+        guard entry.lastServed?.age != served.age, let slot = entry.storageSlot, entry.generation != 0 else { return }
+        state.withLock { $0.storage.keepServed(served, slot: slot, id: entry.generation) }
+    }
 }

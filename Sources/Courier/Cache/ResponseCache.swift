@@ -145,6 +145,11 @@ public actor ResponseCache {
     nonisolated func entry(url: String, partition: CachePartition, _ request: TransportRequest)
         -> CachedResponse?
     {
+        switch state.withLock({ $0.storage.unvariedEntry(url: url, partition: partition) }) {
+        case .entry(let entry): return entry
+        case .none: return promoted(url: url, partition: partition, request, seen: [])
+        case .needsMatching: break
+        }
         let candidates = state.withLock { $0.storage.candidates(url: url, partition: partition) }
         guard let chosen = candidates.first(where: { $0.entry.matches(request.headers) }) else {
             return promoted(url: url, partition: partition, request, seen: candidates.map(\.id))

@@ -44,8 +44,9 @@ extension APIClient {
         let store = Outgoing.Record.store(lookup: request, partition: partition, validating: nil)
         switch lookup {
         case .hit(let entry):
-            let response = entry.served(at: now)
-            return .serve(response, decoded: decodedHit(entry, served: response, as: decoding))
+            let served = entry.servedAt(now)
+            cache.keepServed(served, beside: entry)
+            return .serve(served.response, decoded: decodedHit(entry, served: served.response, as: decoding))
         case .unsatisfiable:
             throw .notCached(request.url)
         case .miss:
