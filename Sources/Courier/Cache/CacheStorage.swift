@@ -101,7 +101,7 @@ struct CacheStorage {
     func candidates(url: String, partition: CachePartition) -> [Candidate] {
         guard let variants = index[url]?[partition] else { return [] }
         return variants.reversed().compactMap { slot in
-            slots[slot].map { node in Candidate(slot: slot, id: node.id, entry: entry(of: node, in: slot)) }
+            slots[slot].map { node in Candidate(slot: slot, id: node.id, entry: entry(inSlot: slot)) }
         }
     }
 
@@ -110,15 +110,14 @@ struct CacheStorage {
     /// `.none` when nothing is stored; `.needsMatching` when the newest variant has a `Vary` to match against the
     /// request, which ``candidates(url:partition:)`` leaves to be done outside the lock.
     mutating func unvariedEntry(url: String, partition: CachePartition) -> UnvariedLookup {
-        guard let variants = index[url]?[partition], let slot = variants.last, let node = slots[slot] else {
-            return .none
-        }
-        guard node.entry.varyNames.isEmpty else { return .needsMatching }
+        guard let slot = index[url]?[partition]?.last, slots[slot] != nil else { return .none }
+        // The node is read in place: copying it out would retain each of its fields.
+        guard slots[slot].unsafelyUnwrapped.entry.varyNames.isEmpty else { return .needsMatching }
         if newest != slot {
             unlink(slot)
             linkAsNewest(slot)
         }
-        return .entry(entry(of: node, in: slot))
+        return .entry(entry(inSlot: slot))
     }
 
     /// What ``unvariedEntry(url:partition:)`` found.
@@ -128,13 +127,14 @@ struct CacheStorage {
         case entry(CachedResponse)
     }
 
-    /// A stored node's entry as a lookup returns it: with its generation, its slot and what is kept beside it.
-    private func entry(of node: Node, in slot: Int) -> CachedResponse {
-        var entry = node.entry
-        entry.generation = node.id
+    /// The entry stored in `slot` (which holds one) as a lookup returns it: with its generation, its slot and what
+    /// is kept beside it.
+    private func entry(inSlot slot: Int) -> CachedResponse {
+        var entry = slots[slot].unsafelyUnwrapped.entry
+        entry.generation = slots[slot].unsafelyUnwrapped.id
         entry.storageSlot = slot
-        entry.decoded = node.decoded
-        entry.lastServed = node.served
+        entry.decoded = slots[slot].unsafelyUnwrapped.decoded
+        entry.lastServed = slots[slot].unsafelyUnwrapped.served
         return entry
     }
 

@@ -41,9 +41,11 @@ extension APIClient {
                 }
                 try file.moveIntoPlace()
                 return APIResponse(
-                    value: destination, data: Data(), statusCode: head.statusCode, headers: head.headers,
-                    url: exchange.request.url, source: exchange.source, joined: false, attempts: exchange.attempts,
-                    credentials: exchange.request.credentials)
+                    value: destination,
+                    head: ResponseHead(
+                        data: Data(), statusCode: head.statusCode, headers: head.headers, url: exchange.request.url,
+                        source: exchange.source, joined: false, attempts: exchange.attempts,
+                        credentials: exchange.request.credentials))
             } catch {
                 file.discard()
                 throw error

@@ -45,12 +45,14 @@ final class Call: Sendable {
 /// Decodes a flight's body once, in the flight, for every caller that asks for the same type with the same decoder:
 /// with Foundation's `JSONDecoder` on Linux a 200-byte object costs about 80,000 instructions, so 10,000 joiners
 /// decoding the same bytes would spend most of their time doing it again.
+@usableFromInline
 struct SharedDecoding: Sendable {
     /// The type, kept as a metatype rather than in a closure: a closure over a generic type allocates its context
     /// on every call, including the calls that join and never decode.
-    private let type: any (Decodable & Sendable).Type
-    private let decoder: JSONDecoder
+    @usableFromInline let type: any (Decodable & Sendable).Type
+    @usableFromInline let decoder: JSONDecoder
 
+    @inlinable
     init<T: Decodable & Sendable>(_ type: T.Type, decoder: JSONDecoder) {
         self.type = type
         self.decoder = decoder
@@ -80,10 +82,11 @@ extension Decodable where Self: Sendable {
 /// A class, so that the exchange and the cache entry that carry it copy one reference. It holds its decoder: the
 /// match is by identity, and a decoder that could be freed while the value is stored could be followed by another
 /// one, configured differently, at the same address.
+@usableFromInline
 final class DecodedValue: Sendable {
-    let type: ObjectIdentifier
-    let decoder: JSONDecoder
-    let result: Result<any Sendable, APIError>
+    @usableFromInline let type: ObjectIdentifier
+    @usableFromInline let decoder: JSONDecoder
+    @usableFromInline let result: Result<any Sendable, APIError>
 
     init(type: ObjectIdentifier, decoder: JSONDecoder, result: Result<any Sendable, APIError>) {
         self.type = type
@@ -98,6 +101,7 @@ final class DecodedValue: Sendable {
 
     /// The shared value when it was decoded as `T` by `decoder`; `nil` when the caller must decode its own.
     /// - Throws: The shared decoding error.
+    @inlinable
     func value<T>(as _: T.Type, decoder: JSONDecoder) throws(APIError) -> T? {
         guard type == ObjectIdentifier(T.self), self.decoder === decoder else { return nil }
         return try result.get() as? T

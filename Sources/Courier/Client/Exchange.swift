@@ -7,6 +7,7 @@ import Foundation
 /// inline. An exchange passes through the flight's task, the coalescer's result and every caller's frames, and as a
 /// struct of 136 bytes each of those async frames held a copy: the flight task's frames outgrew the task's first slab
 /// of memory and allocated more from the heap on every call.
+@usableFromInline
 struct Exchange: Sendable {
     /// Whether this caller joined a flight another call led.
     var joined = false
@@ -27,6 +28,7 @@ struct Exchange: Sendable {
     /// The flight's attempts and retry delays, for ``APIResponse/timings``.
     var timings: FlightTimings { storage.timings }
 
+    @usableFromInline
     var response: TransportResponse {
         get { storage.response }
         _modify { yield &uniqueStorage().response }
@@ -40,16 +42,23 @@ struct Exchange: Sendable {
         _modify { yield &uniqueStorage().source }
     }
     /// The body decoded once in the flight, for callers that ask for the leader's type.
+    @usableFromInline
     var decoded: DecodedValue? {
         get { storage.decoded }
         _modify { yield &uniqueStorage().decoded }
     }
 
+    /// The caller's response, for the paths that are not inlined into the caller (uploads).
     func makeResponse<Value>(value: Value) -> APIResponse<Value> {
-        APIResponse(
-            value: value, data: response.body, statusCode: response.statusCode, headers: response.headers,
+        APIResponse(value: value, head: responseHead())
+    }
+
+    /// What the caller's ``APIResponse`` holds besides its value.
+    func responseHead(callID: CallID? = nil, timings: CallTimings = CallTimings()) -> ResponseHead {
+        ResponseHead(
+            data: response.body, statusCode: response.statusCode, headers: response.headers,
             url: response.url ?? request.url, source: source, joined: joined, attempts: attempts,
-            credentials: request.credentials)
+            credentials: request.credentials, callID: callID, timings: timings)
     }
 
     /// The storage, copied first when another exchange shares it.

@@ -68,6 +68,7 @@ extension APIClient {
     }
 
     /// The decoder for `request`'s body: its own, or the client's.
+    @usableFromInline
     func decoder(for request: APIRequest<Data>) -> JSONDecoder {
         request.decoder ?? configuration.decoder
     }

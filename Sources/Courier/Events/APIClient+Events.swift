@@ -53,12 +53,13 @@ extension APIClient {
 
     // MARK: Recording
 
-    /// Runs one call between its first and last event: `requestStarted`, then `requestFinished` with the response
-    /// `finish` makes (decoding included), or `requestFailed`. The response carries the call's id and timings.
-    nonisolated(nonsending) func observe<Value>(
-        _ request: APIRequest<Data>, decodingOnce shared: SharedDecoding?,
-        finish: (Exchange) throws -> APIResponse<Value>
-    ) async throws -> APIResponse<Value> {
+    /// Everything of a call but the caller's own decoding: counts it, emits `requestStarted`, runs its steps
+    /// (``perform(_:id:decodingOnce:)``), and on failure emits `requestFailed` and throws the redacted error. The
+    /// caller then decodes, and ends the call with ``finished(_:)`` or ``failed(_:_:)``.
+    @usableFromInline
+    nonisolated(nonsending) func answer(_ request: APIRequest<Data>, decodingOnce shared: SharedDecoding?)
+        async throws -> Answer
+    {
         let call = instrumentation.begin()
         instrumentation.emit(call.id, .requestStarted(method: request.method, url: self.redactedURL(of: request)))
         do {
@@ -74,18 +75,45 @@ extension APIClient {
             } else {
                 exchange = try await performInScope(request, id: call.id, decodingOnce: shared)
             }
-            let flightEnded = exchange.joined ? instrumentation.log.elapsedTime : nil
-            var response = try finish(exchange)
-            response.callID = call.id
-            response.timings = CallTimings(
-                exchange, start: call.start, flightEnded: flightEnded, now: instrumentation.log.elapsedTime)
-            instrumentation.finished(call, source: response.source, status: response.statusCode)
-            return response
+            return Answer(
+                call: call, exchange: exchange, flightEnded: exchange.joined ? instrumentation.log.elapsedTime : nil)
         } catch {
-            let error = instrumentation.redaction.sanitized(error)
-            instrumentation.failed(call, error)
-            throw error
+            throw failed(call, error)
         }
+    }
+
+    /// A call's answer before the caller decoded it.
+    @usableFromInline
+    struct Answer: Sendable {
+        let call: Instrumentation.Call
+        @usableFromInline let exchange: Exchange
+        /// When the flight this call joined answered; `nil` when it led its own.
+        let flightEnded: Duration?
+    }
+
+    /// Ends a call that got its value: emits `requestFinished` and returns what its response holds besides the
+    /// value, with the call's id and timings (decoding included).
+    @usableFromInline
+    func finished(_ answer: Answer) -> ResponseHead {
+        let exchange = answer.exchange
+        instrumentation.finished(answer.call, source: exchange.source, status: exchange.response.statusCode)
+        return exchange.responseHead(
+            callID: answer.call.id,
+            timings: CallTimings(
+                exchange, start: answer.call.start, flightEnded: answer.flightEnded,
+                now: instrumentation.log.elapsedTime))
+    }
+
+    /// Ends a call whose value could not be decoded: emits `requestFailed`; returns the redacted error to throw.
+    @usableFromInline
+    func failed(_ answer: Answer, _ error: any Error) -> any Error {
+        failed(answer.call, error)
+    }
+
+    private func failed(_ call: Instrumentation.Call, _ error: any Error) -> any Error {
+        let error = instrumentation.redaction.sanitized(error)
+        instrumentation.failed(call, error)
+        return error
     }
 
     /// Runs the call's work with the scope that tells the refresher which call a refresh belongs to; without an

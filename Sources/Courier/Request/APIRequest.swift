@@ -111,7 +111,8 @@ public struct APIRequest<Value>: Sendable {
 
     /// The options most requests never set, behind one reference: a request is copied into every step of a call,
     /// and each byte it grows costs every call (measured in `Scripts/instructions.sh`).
-    private var options: RequestOptions?
+    @usableFromInline
+    var options: RequestOptions?
 
     private mutating func updateOptions(_ change: (inout RequestOptions.Values) -> Void) {
         var values = options?.values ?? RequestOptions.Values()
@@ -173,6 +174,7 @@ extension APIRequest {
     /// work (building, sending, caching) needs none of it and can run in a task of its own without capturing it.
     ///
     /// - Important: Copy every stored property here; a test compares the two by reflection.
+    @inlinable
     var erased: APIRequest<Data> {
         var erased = APIRequest<Data>(method: method, path: path, query: query, headers: headers, body: body)
         erased.cachePolicy = cachePolicy
@@ -189,6 +191,7 @@ extension APIRequest {
 }
 
 /// The rarely set options of an ``APIRequest``, immutable and shared by copies of the request until one changes them.
+@usableFromInline
 final class RequestOptions: Sendable {
     struct Values: Sendable {
         var decoder: JSONDecoder?

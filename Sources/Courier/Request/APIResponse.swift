@@ -20,29 +20,34 @@ public enum ResponseSource: String, Sendable, Hashable, CustomStringConvertible 
 public struct APIResponse<Value> {
     /// The decoded value.
     public let value: Value
+    /// Everything but the value. Kept apart so that the client builds it without knowing `Value`: `send(_:)` is
+    /// inlined into the caller's module and specialized for its type, and only this line of it touches the value.
+    @usableFromInline
+    var head: ResponseHead
+
     /// The raw response body.
-    public let data: Data
+    @inlinable public var data: Data { head.data }
     /// The status code of the response.
-    public let statusCode: Int
+    @inlinable public var statusCode: Int { head.statusCode }
     /// The response header fields.
-    public let headers: HeaderFields
+    @inlinable public var headers: HeaderFields { head.headers }
     /// The URL the response came from: where the request was sent, or after redirects, where the last one led.
-    public let url: URL
+    @inlinable public var url: URL { head.url }
     /// Where the response came from: the network, the cache, or a revalidated cache entry.
-    public let source: ResponseSource
+    @inlinable public var source: ResponseSource { head.source }
     /// `true` when this caller did not send its own request but shared an identical one that another
     /// caller had in flight.
-    public let joined: Bool
+    @inlinable public var joined: Bool { head.joined }
     /// How many times the request was sent to produce this response, counting retries and the resend
     /// after a token refresh. `0` when the response came from the cache without contacting the server.
-    public let attempts: Int
+    @inlinable public var attempts: Int { head.attempts }
     /// The id of the call that produced this response, as its ``ClientEvent``s carry it, so that a caller can find its
     /// own events; `nil` for a response made by hand.
-    public internal(set) var callID: CallID?
+    @inlinable public var callID: CallID? { head.callID }
     /// How long the call and each of its attempts took, and the bytes sent and received. See ``CallTimings``.
-    public internal(set) var timings = CallTimings()
+    @inlinable public var timings: CallTimings { head.timings }
     /// What the mirror redacts in ``url``: the policy of the request that was sent.
-    let credentials: CredentialPolicy
+    var credentials: CredentialPolicy { head.credentials }
 
     /// Creates a response. Useful in tests of code that consumes responses.
     ///
@@ -60,15 +65,46 @@ public struct APIResponse<Value> {
         source: ResponseSource = .network, joined: Bool = false, attempts: Int = 1
     ) {
         self.init(
-            value: value, data: data, statusCode: statusCode, headers: headers, url: url, source: source,
-            joined: joined, attempts: attempts, credentials: .standard)
+            value: value,
+            head: ResponseHead(
+                data: data, statusCode: statusCode, headers: headers, url: url, source: source, joined: joined,
+                attempts: attempts, credentials: .standard))
     }
 
-    init(
-        value: Value, data: Data, statusCode: Int, headers: HeaderFields, url: URL, source: ResponseSource,
-        joined: Bool, attempts: Int, credentials: CredentialPolicy
-    ) {
+    @inlinable
+    init(value: Value, head: ResponseHead) {
         self.value = value
+        self.head = head
+    }
+
+    /// Returns a response with the same metadata and a transformed value.
+    ///
+    /// - Parameter transform: Makes the new value from ``value``.
+    /// - Returns: A response whose ``value`` is `transform(value)`.
+    @inlinable
+    public func map<NewValue>(_ transform: (Value) throws -> NewValue) rethrows -> APIResponse<NewValue> {
+        APIResponse<NewValue>(value: try transform(value), head: head)
+    }
+}
+
+/// Everything an ``APIResponse`` holds but its value.
+@usableFromInline
+struct ResponseHead: Sendable {
+    @usableFromInline var data: Data
+    @usableFromInline var statusCode: Int
+    @usableFromInline var headers: HeaderFields
+    @usableFromInline var url: URL
+    @usableFromInline var source: ResponseSource
+    @usableFromInline var joined: Bool
+    @usableFromInline var attempts: Int
+    @usableFromInline var callID: CallID?
+    @usableFromInline var timings: CallTimings
+    var credentials: CredentialPolicy
+
+    init(
+        data: Data, statusCode: Int, headers: HeaderFields, url: URL, source: ResponseSource, joined: Bool,
+        attempts: Int, credentials: CredentialPolicy, callID: CallID? = nil, timings: CallTimings = CallTimings()
+    ) {
         self.data = data
         self.statusCode = statusCode
         self.headers = headers
@@ -77,19 +113,8 @@ public struct APIResponse<Value> {
         self.joined = joined
         self.attempts = attempts
         self.credentials = credentials
-    }
-
-    /// Returns a response with the same metadata and a transformed value.
-    ///
-    /// - Parameter transform: Makes the new value from ``value``.
-    /// - Returns: A response whose ``value`` is `transform(value)`.
-    public func map<NewValue>(_ transform: (Value) throws -> NewValue) rethrows -> APIResponse<NewValue> {
-        var mapped = APIResponse<NewValue>(
-            value: try transform(value), data: data, statusCode: statusCode, headers: headers, url: url,
-            source: source, joined: joined, attempts: attempts, credentials: credentials)
-        mapped.callID = callID
-        mapped.timings = timings
-        return mapped
+        self.callID = callID
+        self.timings = timings
     }
 }
 
