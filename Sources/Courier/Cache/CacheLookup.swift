@@ -89,7 +89,8 @@ extension CacheLookup {
     private static func protocolDecision(
         entry: CachedResponse, request: TransportRequest, directives: CacheControl, policy: CachePolicy, now: Date
     ) -> CacheLookup {
-        let validation = CacheLookup.validate(entry, request: conditional(request, validating: entry))
+        // Built only when the decision is to revalidate: a fresh hit needs no conditional request.
+        var validation: CacheLookup { .validate(entry, request: conditional(request, validating: entry)) }
         let age = entry.age(at: now)
         let lifetime = entry.freshnessLifetime
         let isFresh = lifetime > age

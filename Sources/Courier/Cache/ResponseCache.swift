@@ -169,11 +169,13 @@ public actor ResponseCache {
             decision = CacheLookup.decide(
                 range: ByteRangeSpec(range), entry: stored, request: request, directives: directives, policy: policy,
                 now: now)
-        } else {
+        } else if let stored, stored.isPartial {
             // A part never answers a request for the whole.
             decision = CacheLookup.decide(
-                entry: stored?.isPartial == true ? nil : stored, request: request, directives: directives,
-                policy: policy, now: now)
+                entry: nil, request: request, directives: directives, policy: policy, now: now)
+        } else {
+            decision = CacheLookup.decide(
+                entry: stored, request: request, directives: directives, policy: policy, now: now)
         }
         state.withLock { state in
             switch decision {

@@ -77,14 +77,9 @@ public final class APIClient: Sendable {
         // `APIResponse<T>` at run time (four lookups, about 1,700 instructions per call). Past `erased` nothing
         // depends on `T` but the decoding: the path of the call is not generic and stays in this module.
         let erased = request.erased
+        let decoder = decoder(for: erased)
         let answer = try await answer(erased, decodingOnce: nil)
-        let value: T
-        do {
-            value = try Self.decode(T.self, from: answer.exchange.response, decoder: decoder(for: erased))
-        } catch {
-            throw failed(answer, error)
-        }
-        return APIResponse(value: value, head: finished(answer))
+        return APIResponse(value: try value(of: answer, as: T.self, decoder: decoder), head: finished(answer))
     }
 
     /// Sends a request and decodes the body of a successful response as `T`, once for every caller that shares the
@@ -100,17 +95,7 @@ public final class APIClient: Sendable {
         // `Data` needs no decoding: sharing it would only box it.
         let answer = try await answer(
             erased, decodingOnce: T.self == Data.self ? nil : SharedDecoding(T.self, decoder: decoder))
-        let value: T
-        do {
-            if let shared = try answer.exchange.decoded?.value(as: T.self, decoder: decoder) {
-                value = shared
-            } else {
-                value = try Self.decode(T.self, from: answer.exchange.response, decoder: decoder)
-            }
-        } catch {
-            throw failed(answer, error)
-        }
-        return APIResponse(value: value, head: finished(answer))
+        return APIResponse(value: try sharedValue(of: answer, as: T.self, decoder: decoder), head: finished(answer))
     }
 
     /// Sends a request whose response body is not needed, and checks its status.
@@ -151,29 +136,14 @@ public final class APIClient: Sendable {
             configuration.adapters.isEmpty
             ? Adapted(unadapted: prepared.request, request: prepared.request)
             : try await adaptBeforeLookup(prepared.request)
-        let partition = authorization?.identity
         // 3. The cache answers, or says what to send and how to record the answer.
         let exchange: Exchange
-        switch try plan(
-            adapted, policy: request.cachePolicy, defaultFreshness: request.defaultFreshness, partition: partition,
-            id: id, decoding: shared)
-        {
-        case .serve(let response, let decoded):
-            exchange = Exchange(
-                request: adapted.request, response: response, attempts: 0, source: .cache, decoded: decoded)
-        case .serveStale(let response, let revalidation):
-            revalidateInBackground(
-                Call(
-                    client: self, id: id, adapted: adapted, limits: limits, authorization: authorization,
-                    coalescing: request.coalescing, decoding: nil, outgoing: revalidation))
-            exchange = Exchange(
-                request: adapted.request, response: response, attempts: 0, source: .staleWhileRevalidate)
-        case .send(let outgoing):
+        switch try route(request, adapted, limits: limits, authorization: authorization, id: id, decoding: shared) {
+        case .answered(let answer):
+            exchange = answer
+        case .send(let call):
             // 4–5. Share one flight with identical callers, or send alone; the flight records the answer.
-            exchange = try await sendServingStaleOnError(
-                Call(
-                    client: self, id: id, adapted: adapted, limits: limits, authorization: authorization,
-                    coalescing: request.coalescing, decoding: shared, outgoing: outgoing))
+            exchange = try await sendServingStaleOnError(call)
         }
         // 6. Check the status, unless the caller reads every status itself; the caller decodes.
         let isAcceptable = configuration.acceptableStatusCodes.contains(exchange.response.statusCode)
@@ -181,6 +151,42 @@ public final class APIClient: Sendable {
             throw unacceptableStatusError(exchange.response, for: request)
         }
         return exchange
+    }
+
+    /// Where step 3 leads: an answer from the cache, or a call to send.
+    private enum Route {
+        case answered(Exchange)
+        case send(Call)
+    }
+
+    /// Step 3: asks the cache's plan and turns it into an answer or a call to send (a stale answer also starts its
+    /// background revalidation). Synchronous and not inlined, so that the plan's values stay on the thread's stack
+    /// and out of the async frame of ``perform(_:id:decodingOnce:)``: a caller's task holds that frame while it waits,
+    /// and a frame past the task's first slab of memory costs an allocation on every call.
+    @inline(never)
+    private func route(
+        _ request: APIRequest<Data>, _ adapted: Adapted, limits: CallLimits, authorization: Authorization?, id: CallID,
+        decoding shared: SharedDecoding?
+    ) throws(APIError) -> Route {
+        func call(_ outgoing: Outgoing, decoding: SharedDecoding?) -> Call {
+            Call(
+                client: self, id: id, adapted: adapted, limits: limits, authorization: authorization,
+                coalescing: request.coalescing, decoding: decoding, outgoing: outgoing)
+        }
+        switch try plan(
+            adapted, policy: request.cachePolicy, defaultFreshness: request.defaultFreshness,
+            partition: authorization?.identity, id: id, decoding: shared)
+        {
+        case .serve(let response, let decoded):
+            return .answered(
+                Exchange(request: adapted.request, response: response, attempts: 0, source: .cache, decoded: decoded))
+        case .serveStale(let response, let revalidation):
+            revalidateInBackground(call(revalidation, decoding: nil))
+            return .answered(
+                Exchange(request: adapted.request, response: response, attempts: 0, source: .staleWhileRevalidate))
+        case .send(let outgoing):
+            return .send(call(outgoing, decoding: shared))
+        }
     }
 
     /// ``sendShared(_:)``, with the stored response standing in when the server fails and the response allows it
@@ -204,16 +210,22 @@ public final class APIClient: Sendable {
     /// alone when the call cannot be shared. The flight sends with retries, records the answer in the cache and
     /// decodes it once (``runFlight(_:)``).
     private nonisolated(nonsending) func sendShared(_ call: Call) async throws -> Exchange {
-        // The closure captures the call alone, which then serves as its context: no allocation for it.
-        let flight: @Sendable () async throws -> Exchange = { [call] in try await call.client.runFlight(call) }
         guard !call.adapted.isPrivate,
             let key = coalescingKey(for: call.outgoing.request, policy: call.coalescing, partition: call.partition)
-        else { return try await flight() }
+        else { return try await runFlight(call) }
+        return try await joinOrLead(call, key: key)
+    }
+
+    /// Runs the call's flight for every caller of `key`, or joins the one in flight, each caller within its own
+    /// deadline. (A function of its own: a call that cannot be shared does not carry its frame.)
+    @inline(never)
+    private nonisolated(nonsending) func joinOrLead(_ call: Call, key: RequestKey) async throws -> Exchange {
         let bound = RequestCoalescer<RequestKey, Exchange>.WaitBound(
             scheduler: deadlines, leading: call.limits.remaining(now: self.deadlines.elapsed),
             joining: call.limits.nextWait(now: self.deadlines.elapsed),
             error: { APIError.timedOut($0) })
-        let coalesced = try await coalescer.run(key, bound: bound, operation: flight)
+        // The closure captures the call alone, which then serves as its context: no allocation for it.
+        let coalesced = try await coalescer.run(key, bound: bound) { [call] in try await call.client.runFlight(call) }
         var exchange = coalesced.value
         exchange.joined = coalesced.joined
         if coalesced.joined {
@@ -225,7 +237,7 @@ public final class APIClient: Sendable {
 
     /// The work of one flight, however many callers share it: send with retries, record the answer in the cache,
     /// decode it once for the callers that share decoding.
-    private func runFlight(_ call: Call) async throws -> Exchange {
+    private nonisolated(nonsending) func runFlight(_ call: Call) async throws -> Exchange {
         // The outgoing request is read from the call, not copied: this frame lives in the flight task beside the retry
         // loop's, and together they must fit the task's first slab of memory.
         var exchange = try await sendWithRetries(call, first: call.outgoing.request)
@@ -500,6 +512,31 @@ public final class APIClient: Sendable {
     }
 
     // MARK: Decoding
+
+    // The two steps below are specialized in the caller's module with `send(_:)`, but not inlined into it: their
+    // temporaries then stay on the thread's stack rather than in the async frame of `send`, which the caller's task
+    // holds for the whole call.
+
+    /// The answer's body decoded as `T` in the caller's task; a failure ends the call (`requestFailed`).
+    @inlinable @inline(never)
+    func value<T: Decodable>(of answer: Answer, as type: T.Type, decoder: JSONDecoder) throws -> T {
+        do {
+            return try Self.decode(type, from: answer.exchange.response, decoder: decoder)
+        } catch {
+            throw failed(answer, error)
+        }
+    }
+
+    /// The value the flight decoded once when it was decoded as `T` by `decoder`, or the body decoded now.
+    @inlinable @inline(never)
+    func sharedValue<T: Decodable & Sendable>(of answer: Answer, as type: T.Type, decoder: JSONDecoder) throws -> T {
+        do {
+            if let shared = try answer.exchange.decoded?.value(as: type, decoder: decoder) { return shared }
+            return try Self.decode(type, from: answer.exchange.response, decoder: decoder)
+        } catch {
+            throw failed(answer, error)
+        }
+    }
 
     /// Decodes in the caller's task: never inside an actor, so a large body never blocks shared state.
     @inlinable

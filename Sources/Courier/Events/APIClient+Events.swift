@@ -63,18 +63,12 @@ extension APIClient {
         let call = instrumentation.begin()
         instrumentation.emit(call.id, .requestStarted(method: request.method, url: self.redactedURL(of: request)))
         do {
-            let exchange: Exchange
-            if let latestWins = request.latestWins {
-                // The slot runs the call in a task of its own; the request was erased by `send`, so it carries none
-                // of the caller's types into it.
-                exchange = try await latestWinsSlots.run(
-                    latestWins, fingerprint: try? prepare(request).request, clock: configuration.clock
-                ) { [self, id = call.id] in
-                    try await performInScope(request, id: id, decodingOnce: shared)
+            let exchange =
+                if let latestWins = request.latestWins {
+                    try await performLatestWins(latestWins, request, id: call.id, decodingOnce: shared)
+                } else {
+                    try await performInScope(request, id: call.id, decodingOnce: shared)
                 }
-            } else {
-                exchange = try await performInScope(request, id: call.id, decodingOnce: shared)
-            }
             return Answer(
                 call: call, exchange: exchange, flightEnded: exchange.joined ? instrumentation.log.elapsedTime : nil)
         } catch {
@@ -114,6 +108,19 @@ extension APIClient {
         let error = instrumentation.redaction.sanitized(error)
         instrumentation.failed(call, error)
         return error
+    }
+
+    /// Runs the call in its latest-wins slot, in a task of its own; the request was erased by `send`, so it carries
+    /// none of the caller's types into it. (Not inlined: the slot's arguments would enlarge every call's frame.)
+    @inline(never)
+    private nonisolated(nonsending) func performLatestWins(
+        _ latestWins: LatestWins, _ request: APIRequest<Data>, id: CallID, decodingOnce shared: SharedDecoding?
+    ) async throws -> Exchange {
+        try await latestWinsSlots.run(
+            latestWins, fingerprint: try? prepare(request).request, clock: configuration.clock
+        ) { [self] in
+            try await performInScope(request, id: id, decodingOnce: shared)
+        }
     }
 
     /// Runs the call's work with the scope that tells the refresher which call a refresh belongs to; without an
