@@ -21,7 +21,7 @@ final class DeadlineScheduler: Sendable {
         var entries: [UInt64: Entry] = [:]
         /// Deadlines in time order. Entries removed by `cancel` stay until they reach the top (lazy deletion) or
         /// until they make up half the heap, when `cancel` compacts it.
-        var heap = DeadlineHeap()
+        var heap = DeadlineHeap<UInt64>()
         var lastID: UInt64 = 0
         /// The running timer: its generation and the time it sleeps until.
         var timer: (generation: UInt64, target: Duration, task: Task<Void, Never>)?
@@ -51,7 +51,7 @@ final class DeadlineScheduler: Sendable {
         let (id, replaced) = state.withLock { state -> (UInt64, Task<Void, Never>?) in
             state.lastID &+= 1
             state.entries[state.lastID] = Entry(deadline: deadline, fire: fire)
-            state.heap.push(deadline, id: state.lastID)
+            state.heap.push(deadline, state.lastID)
             if let timer = state.timer, timer.target <= deadline { return (state.lastID, nil) }
             let replaced = state.timer?.task
             startTimer(&state, target: deadline)
@@ -109,9 +109,9 @@ final class DeadlineScheduler: Sendable {
                 var due: [Entry] = []
                 while let top = state.heap.peek(), top.deadline <= now {
                     state.heap.pop()
-                    if let entry = state.entries.removeValue(forKey: top.id) { due.append(entry) }
+                    if let entry = state.entries.removeValue(forKey: top.payload) { due.append(entry) }
                 }
-                while let top = state.heap.peek(), state.entries[top.id] == nil { state.heap.pop() }
+                while let top = state.heap.peek(), state.entries[top.payload] == nil { state.heap.pop() }
                 guard let next = state.heap.peek()?.deadline else {
                     state.timer = nil
                     return (due, nil)
@@ -126,22 +126,22 @@ final class DeadlineScheduler: Sendable {
     }
 }
 
-/// A binary min-heap of deadlines with the id of the entry each belongs to.
-struct DeadlineHeap {
-    private var items: [(deadline: Duration, id: UInt64)] = []
+/// A binary min-heap of deadlines, each with what it belongs to (the scheduler's entry id; a coalescer's waiter).
+struct DeadlineHeap<Payload: Sendable>: Sendable {
+    private var items: [(deadline: Duration, payload: Payload)] = []
 
     var count: Int { items.count }
 
-    func peek() -> (deadline: Duration, id: UInt64)? { items.first }
+    func peek() -> (deadline: Duration, payload: Payload)? { items.first }
 
-    /// Removes every item whose id `isDead`, then restores the heap order bottom-up in O(n).
-    mutating func removeAll(where isDead: (UInt64) -> Bool) {
-        items.removeAll { isDead($0.id) }
+    /// Removes every item whose payload `isDead`, then restores the heap order bottom-up in O(n).
+    mutating func removeAll(where isDead: (Payload) -> Bool) {
+        items.removeAll { isDead($0.payload) }
         for parent in stride(from: items.count / 2 - 1, through: 0, by: -1) { siftDown(from: parent) }
     }
 
-    mutating func push(_ deadline: Duration, id: UInt64) {
-        items.append((deadline, id))
+    mutating func push(_ deadline: Duration, _ payload: Payload) {
+        items.append((deadline, payload))
         var child = items.count - 1
         while child > 0 {
             let parent = (child - 1) / 2

@@ -18,6 +18,42 @@ struct FlightTable<Key: Hashable & Sendable, Value: Sendable> {
         var waiters: Waiters
     }
 
+    /// The bounds of one flight's waiters, kept apart from the ``Flight`` (in ``FlightTable/bounds``) so that a flight
+    /// without any, the common case, is copied and removed as cheaply as before.
+    struct Bounds: Sendable {
+        /// When each waiter that has a bound of its own leaves, earliest first. Entries of waiters that left earlier
+        /// stay until they reach the top or until ``FlightTable/leave(_:waiterID:policy:)`` compacts them.
+        var deadlines = DeadlineHeap<WaiterDeadline>()
+        /// The one timer entry that fires at the earliest of ``deadlines``: a flight with a thousand joiners keeps
+        /// one entry in the scheduler, not one (and one allocated closure) per joiner.
+        var timer: Timer?
+    }
+
+    /// When a waiter leaves by itself if its flight has not answered, and with what.
+    struct WaiterDeadline: Sendable {
+        let waiterID: UInt64
+        /// The waiter's bound, handed to `error`.
+        let limit: Duration
+        let error: @Sendable (Duration) -> any Error
+    }
+
+    /// A flight's timer entry, with the scheduler that holds it and the time it fires.
+    struct Timer: Sendable {
+        let entry: UInt64
+        let at: Duration
+        let scheduler: DeadlineScheduler
+    }
+
+    /// What ``expire(_:flightID:now:policy:)`` took out of a flight.
+    struct Expiry {
+        /// The waiters whose deadline passed, each with the error to resume it with.
+        var expired: [(waiter: Waiter, error: any Error)] = []
+        /// The flight's next deadline, for its timer; `nil` when it has none left or is gone.
+        var next: Duration?
+        /// The flight's task when the expired waiters were its last and the policy abandons it.
+        var abandoned: Task<Void, Never>?
+    }
+
     /// The callers of one flight: the first one inline, the joiners by id.
     ///
     /// Most flights are never joined, and a dictionary for one waiter cost two allocations per flight. Joiners are
@@ -36,6 +72,10 @@ struct FlightTable<Key: Hashable & Sendable, Value: Sendable> {
 
         mutating func add(_ waiter: Waiter, id: UInt64) {
             joiners[id] = waiter
+        }
+
+        func contains(_ id: UInt64) -> Bool {
+            first?.id == id || joiners[id] != nil
         }
 
         /// Removes and returns the waiter with `id`, or `nil` when it is not (or no longer) waiting.
@@ -65,6 +105,8 @@ struct FlightTable<Key: Hashable & Sendable, Value: Sendable> {
     }
 
     private(set) var flights: [Key: Flight] = [:]
+    /// The bounds of the flights whose waiters have some, by flight id.
+    private var bounds: [UInt64: Bounds] = [:]
     /// Source of both flight and waiter ids; one counter keeps every id unique, which `leave` relies on.
     private var lastID: UInt64 = 0
     /// Kept alongside `flights` so the waiter count is O(1) instead of a sum over every flight.
@@ -105,7 +147,8 @@ struct FlightTable<Key: Hashable & Sendable, Value: Sendable> {
         return true
     }
 
-    /// Removes the flight if it is still the one that reported, and hands back its waiters to resume.
+    /// Removes the flight if it is still the one that reported, and hands back its waiters to resume. Its timer entry
+    /// (see ``removeBounds(of:)``) is the caller's to cancel.
     mutating func finish(_ key: Key, flightID: UInt64) -> Waiters? {
         reportedOutcomes += 1
         // An abandoned flight was removed when its last waiter left, and the key may now belong to a newer flight:
@@ -117,17 +160,87 @@ struct FlightTable<Key: Hashable & Sendable, Value: Sendable> {
         return flight.waiters
     }
 
+    /// Forgets a removed flight's bounds; returns its timer entry, to cancel.
+    mutating func removeBounds(of flightID: UInt64) -> Timer? {
+        guard !bounds.isEmpty else { return nil }
+        return bounds.removeValue(forKey: flightID)?.timer
+    }
+
+    /// Adds a waiter's deadline to its flight. Returns the time the flight's timer must be set to when this deadline
+    /// comes before the timer set (or none is); `nil` when the timer already fires in time or the flight is gone.
+    mutating func addDeadline(_ at: Duration, _ deadline: WaiterDeadline, to key: Key, flightID: UInt64)
+        -> Duration?
+    {
+        guard let index = flights.index(forKey: key), flights.values[index].id == flightID else { return nil }
+        bounds[flightID, default: Bounds()].deadlines.push(at, deadline)
+        if let timer = bounds[flightID]?.timer, timer.at <= at { return nil }
+        return at
+    }
+
+    /// Keeps the timer entry just set for the flight. Returns the entry it replaces, to cancel; `timer` itself when
+    /// the flight is gone.
+    mutating func setTimer(_ timer: Timer, for key: Key, flightID: UInt64) -> Timer? {
+        guard let index = flights.index(forKey: key), flights.values[index].id == flightID,
+            bounds[flightID] != nil
+        else { return timer }
+        let replaced = bounds[flightID]?.timer
+        bounds[flightID]?.timer = timer
+        return replaced
+    }
+
+    /// Called when the flight's timer fired: takes out the waiters whose deadline passed by `now`.
+    mutating func expire(_ key: Key, flightID: UInt64, now: Duration, policy: AbandonmentPolicy) -> Expiry {
+        var expiry = Expiry()
+        guard let index = flights.index(forKey: key), flights.values[index].id == flightID,
+            var flightBounds = bounds.removeValue(forKey: flightID)
+        else { return expiry }
+        flightBounds.timer = nil
+        while let top = flightBounds.deadlines.peek() {
+            let deadline = top.payload
+            let isWaiting = flights.values[index].waiters.contains(deadline.waiterID)
+            guard top.deadline <= now || !isWaiting else { break }
+            flightBounds.deadlines.pop()
+            if isWaiting, let waiter = flights.values[index].waiters.remove(deadline.waiterID) {
+                waiting -= 1
+                expiry.expired.append((waiter, deadline.error(deadline.limit)))
+            }
+        }
+        if policy == .cancel, flights.values[index].waiters.isEmpty {
+            expiry.abandoned = flights.remove(at: index).value.task
+            return expiry
+        }
+        expiry.next = flightBounds.deadlines.peek()?.deadline
+        bounds[flightID] = flightBounds
+        return expiry
+    }
+
     /// Withdraws a cancelled waiter. Returns the waiter to resume (nil if it was resumed already) and the task to
     /// cancel when it was the last waiter and the policy says so.
     mutating func leave(
         _ key: Key, waiterID: UInt64, policy: AbandonmentPolicy
-    ) -> (waiter: Waiter?, abandoned: Task<Void, Never>?) {
+    ) -> (waiter: Waiter?, abandoned: Task<Void, Never>?, timer: Timer?) {
         // Waiter ids are unique across flights, so a miss means the waiter was already resumed (its flight ended)
         // or never registered (it saw its cancellation first): nothing to do, never resume twice.
-        guard let waiter = flights[key]?.waiters.remove(waiterID) else { return (nil, nil) }
+        guard let index = flights.index(forKey: key), let waiter = flights.values[index].waiters.remove(waiterID)
+        else { return (nil, nil, nil) }
         waiting -= 1
-        guard policy == .cancel, flights[key]?.waiters.isEmpty == true else { return (waiter, nil) }
+        guard policy == .cancel, flights.values[index].waiters.isEmpty else {
+            // Deadlines of waiters that left are dropped once they outnumber the waiters, so a long flight that many
+            // callers join and leave keeps its heap the size of the callers still waiting.
+            let flightID = flights.values[index].id
+            if let deadlines = bounds[flightID]?.deadlines.count, deadlines > Self.compactionFloor,
+                deadlines > 2 * flights.values[index].waiters.count
+            {
+                let waiters = flights.values[index].waiters
+                bounds[flightID]?.deadlines.removeAll { !waiters.contains($0.waiterID) }
+            }
+            return (waiter, nil, nil)
+        }
         // Remove before cancelling so a caller arriving next starts a fresh flight instead of joining a dying one.
-        return (waiter, flights.removeValue(forKey: key).flatMap(\.task))
+        let flight = flights.remove(at: index).value
+        return (waiter, flight.task, removeBounds(of: flight.id))
     }
+
+    /// Below this many deadlines a flight's heap is never compacted.
+    static var compactionFloor: Int { 64 }
 }

@@ -114,33 +114,42 @@ public actor RequestCoalescer<Key: Hashable & Sendable, Value: Sendable> {
 
     /// ``run(_:operation:)`` where the caller leaves after its own bound, as if cancelled, but with `bound.error`:
     /// the flight goes on for the others (and stops when nobody is left to wait, as under cancellation).
+    ///
+    /// The bounds of a flight's callers are kept with the flight, which sets one scheduler entry for the earliest
+    /// (see ``FlightTable/Flight/timer``); a caller that is answered in time leaves its deadline behind, and it goes
+    /// with the flight.
     nonisolated(nonsending) func run(
         _ key: Key, bound: WaitBound?, operation: @escaping @Sendable () async throws -> Value
     ) async throws -> Coalesced<Value> {
         try Task.checkCancellation()
         let waiterID = table.withLock { $0.nextID() }
         var registration = Table.Registration.cancelled
-        var deadline: UInt64?
-        defer { if let deadline { bound?.scheduler.cancel(deadline) } }
         let value = try await withTaskCancellationHandler {
             try await withUnsafeThrowingContinuation { (waiter: Table.Waiter) in
-                registration = table.withLock {
-                    $0.register(waiter, id: waiterID, for: key, isCancelled: Task.isCancelled)
+                registration = table.withLock { table in
+                    let registration = table.register(waiter, id: waiterID, for: key, isCancelled: Task.isCancelled)
+                    if case .joined(let flightID) = registration, let bound, let limit = bound.joining {
+                        addDeadline(&table, bound, limit, key: key, flightID: flightID, waiterID: waiterID)
+                    }
+                    return registration
                 }
                 switch registration {
                 case .cancelled:
                     waiter.resume(throwing: CancellationError())
                 case .joined:
-                    deadline = schedule(bound, bound?.joining, key: key, waiterID: waiterID)
+                    break
                 case .lead(let flightID):
                     // The flight's task starts on this thread and runs until it first suspends; an operation that
                     // never suspends has resumed this caller before `launch` returns.
                     let task = launch(flightID, for: key, operation: operation)
-                    if table.withLock({ $0.attach(task, to: key, flightID: flightID) }) {
-                        deadline = schedule(bound, bound?.leading, key: key, waiterID: waiterID)
-                    } else {
-                        task.cancel()
+                    let attached = table.withLock { table in
+                        guard table.attach(task, to: key, flightID: flightID) else { return false }
+                        if let bound, let limit = bound.leading {
+                            addDeadline(&table, bound, limit, key: key, flightID: flightID, waiterID: waiterID)
+                        }
+                        return true
                     }
+                    if !attached { task.cancel() }
                 }
             }
         } onCancel: {
@@ -155,16 +164,50 @@ public actor RequestCoalescer<Key: Hashable & Sendable, Value: Sendable> {
 
     /// Removes a waiter that leaves early and resumes it with `error`; cancels the flight if it was the last.
     private nonisolated func withdraw(_ key: Key, waiterID: UInt64, error: any Error) {
-        let (waiter, abandoned) = table.withLock { $0.leave(key, waiterID: waiterID, policy: policy) }
+        let (waiter, abandoned, timer) = table.withLock { $0.leave(key, waiterID: waiterID, policy: policy) }
         waiter?.resume(throwing: error)
         abandoned?.cancel()
+        timer.map { $0.scheduler.cancel($0.entry) }
     }
 
-    private nonisolated func schedule(_ bound: WaitBound?, _ limit: Duration?, key: Key, waiterID: UInt64) -> UInt64? {
-        guard let bound, let limit else { return nil }
-        return bound.scheduler.schedule(after: limit) { [self] in
-            withdraw(key, waiterID: waiterID, error: bound.error(limit))
+    /// Adds a waiter's bound to its flight, under the table's lock, and moves the flight's timer earlier when this
+    /// bound ends first. (The scheduler's lock is taken inside the table's; the scheduler never calls out under its
+    /// own lock, so the two never wait on each other.)
+    private nonisolated func addDeadline(
+        _ table: inout Table, _ bound: WaitBound, _ limit: Duration, key: Key, flightID: UInt64, waiterID: UInt64
+    ) {
+        let scheduler = bound.scheduler
+        let deadline = Table.WaiterDeadline(waiterID: waiterID, limit: limit, error: bound.error)
+        guard
+            let target = table.addDeadline(
+                scheduler.elapsed.saturatingAdding(limit), deadline, to: key, flightID: flightID)
+        else { return }
+        setTimer(&table, at: target, on: scheduler, key: key, flightID: flightID)
+    }
+
+    private nonisolated func setTimer(
+        _ table: inout Table, at target: Duration, on scheduler: DeadlineScheduler, key: Key, flightID: UInt64
+    ) {
+        let entry = scheduler.schedule(at: target) { [self] in
+            expire(key, flightID: flightID, scheduler: scheduler)
         }
+        let timer = Table.Timer(entry: entry, at: target, scheduler: scheduler)
+        if let replaced = table.setTimer(timer, for: key, flightID: flightID) {
+            replaced.scheduler.cancel(replaced.entry)
+        }
+    }
+
+    /// The flight's timer fired: its waiters whose bound passed leave with their errors, and the timer is set again
+    /// for the next bound.
+    private nonisolated func expire(_ key: Key, flightID: UInt64, scheduler: DeadlineScheduler) {
+        let now = scheduler.elapsed
+        let expiry = table.withLock { table in
+            let expiry = table.expire(key, flightID: flightID, now: now, policy: policy)
+            if let next = expiry.next { setTimer(&table, at: next, on: scheduler, key: key, flightID: flightID) }
+            return expiry
+        }
+        for (waiter, error) in expiry.expired { waiter.resume(throwing: error) }
+        expiry.abandoned?.cancel()
     }
 
     /// Starts the flight's task with `Task.immediate`: it runs on the calling thread until its first suspension, so
@@ -183,7 +226,12 @@ public actor RequestCoalescer<Key: Hashable & Sendable, Value: Sendable> {
             } catch {
                 outcome = .failure(error)
             }
-            let waiters = table.withLock { $0.finish(key, flightID: flightID) }
+            let waiters = table.withLock { table in
+                let waiters = table.finish(key, flightID: flightID)
+                // The flight's timer goes with it (the scheduler's lock inside the table's, as in `addDeadline`).
+                if waiters != nil, let timer = table.removeBounds(of: flightID) { timer.scheduler.cancel(timer.entry) }
+                return waiters
+            }
             waiters?.resumeAll(with: outcome)
         }
     }
