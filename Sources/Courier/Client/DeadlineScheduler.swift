@@ -18,14 +18,56 @@ final class DeadlineScheduler: Sendable {
     }
 
     private struct State {
-        var entries: [UInt64: Entry] = [:]
+        /// The pending entries by slot, freed slots reused: an entry's id is its slot and the slot's use count, so
+        /// scheduling and cancelling index an array instead of hashing into a dictionary (every attempt does both).
+        var entries = EntrySlots()
         /// Deadlines in time order. Entries removed by `cancel` stay until they reach the top (lazy deletion) or
         /// until they make up half the heap, when `cancel` compacts it.
         var heap = DeadlineHeap<UInt64>()
-        var lastID: UInt64 = 0
         /// The running timer: its generation and the time it sleeps until.
         var timer: (generation: UInt64, target: Duration, task: Task<Void, Never>)?
         var generations: UInt64 = 0
+    }
+
+    /// Pending entries in reusable slots. An id holds the slot in its low 32 bits and the slot's use count in its
+    /// high 32 bits, so an id whose entry fired or was cancelled never matches the slot's next entry.
+    private struct EntrySlots {
+        private var slots: [(uses: UInt64, entry: Entry?)] = []
+        private var free: [Int] = []
+        private(set) var count = 0
+
+        mutating func insert(_ entry: Entry) -> UInt64 {
+            let slot: Int
+            if let reused = free.popLast() {
+                slot = reused
+            } else {
+                slot = slots.count
+                slots.append((0, nil))
+            }
+            slots[slot].uses &+= 1
+            slots[slot].entry = entry
+            count += 1
+            return (slots[slot].uses & 0xFFFF_FFFF) << 32 | UInt64(slot)
+        }
+
+        func contains(_ id: UInt64) -> Bool {
+            guard let slot = Self.slot(of: id, in: slots) else { return false }
+            return slots[slot].entry != nil
+        }
+
+        mutating func remove(_ id: UInt64) -> Entry? {
+            guard let slot = Self.slot(of: id, in: slots), let entry = slots[slot].entry else { return nil }
+            slots[slot].entry = nil
+            free.append(slot)
+            count -= 1
+            return entry
+        }
+
+        private static func slot(of id: UInt64, in slots: [(uses: UInt64, entry: Entry?)]) -> Int? {
+            let slot = Int(id & 0xFFFF_FFFF)
+            guard slot < slots.count, slots[slot].uses & 0xFFFF_FFFF == id >> 32 else { return nil }
+            return slot
+        }
     }
 
     private let clock: any Clock<Duration>
@@ -49,13 +91,12 @@ final class DeadlineScheduler: Sendable {
     /// Calls `fire` once ``elapsed`` reaches `deadline`, unless ``cancel(_:)`` comes first. Returns the entry's id.
     func schedule(at deadline: Duration, _ fire: @escaping @Sendable () -> Void) -> UInt64 {
         let (id, replaced) = state.withLock { state -> (UInt64, Task<Void, Never>?) in
-            state.lastID &+= 1
-            state.entries[state.lastID] = Entry(deadline: deadline, fire: fire)
-            state.heap.push(deadline, state.lastID)
-            if let timer = state.timer, timer.target <= deadline { return (state.lastID, nil) }
+            let id = state.entries.insert(Entry(deadline: deadline, fire: fire))
+            state.heap.push(deadline, id)
+            if let timer = state.timer, timer.target <= deadline { return (id, nil) }
             let replaced = state.timer?.task
             startTimer(&state, target: deadline)
-            return (state.lastID, replaced)
+            return (id, replaced)
         }
         replaced?.cancel()
         return id
@@ -70,10 +111,10 @@ final class DeadlineScheduler: Sendable {
     /// O(1) per cancellation, with a floor so that a nearly idle client never rebuilds.
     func cancel(_ id: UInt64) {
         state.withLock { state in
-            guard state.entries.removeValue(forKey: id) != nil else { return }
+            guard state.entries.remove(id) != nil else { return }
             let dead = state.heap.count - state.entries.count
             guard dead > Self.compactionFloor, dead > state.heap.count / 2 else { return }
-            state.heap.removeAll { [entries = state.entries] in entries[$0] == nil }
+            state.heap.removeAll { [entries = state.entries] in !entries.contains($0) }
         }
     }
 
@@ -109,9 +150,9 @@ final class DeadlineScheduler: Sendable {
                 var due: [Entry] = []
                 while let top = state.heap.peek(), top.deadline <= now {
                     state.heap.pop()
-                    if let entry = state.entries.removeValue(forKey: top.payload) { due.append(entry) }
+                    if let entry = state.entries.remove(top.payload) { due.append(entry) }
                 }
-                while let top = state.heap.peek(), state.entries[top.payload] == nil { state.heap.pop() }
+                while let top = state.heap.peek(), !state.entries.contains(top.payload) { state.heap.pop() }
                 guard let next = state.heap.peek()?.deadline else {
                     state.timer = nil
                     return (due, nil)
