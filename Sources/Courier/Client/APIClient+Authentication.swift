@@ -83,7 +83,7 @@ extension APIClient {
     ///
     /// The wait for a refresh ends by the caller's own deadline (``CallLimits/nextWait(now:)``): the caller then
     /// leaves with ``APIError/timedOut(_:)`` and the refresh goes on for the others.
-    nonisolated(nonsending) func authorization(for request: APIRequest<Data>, within limits: CallLimits) async throws
+    nonisolated(nonsending) func authorization(for request: RequestFields, within limits: CallLimits) async throws
         -> Authorization?
     {
         guard request.requiresAuthentication, let refresher = configuration.authenticator,

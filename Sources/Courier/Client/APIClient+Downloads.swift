@@ -30,8 +30,8 @@ extension APIClient {
             // The destination's directory is checked first: nothing is sent for a download that cannot be kept.
             let file = try PartialFile(for: destination)
             do {
-                let exchange = try await observeStreamed(request.erased) { id in
-                    try await self.performStreamed(request.erased, body: nil, id: id)
+                let exchange = try await observeStreamed(request.fields) { id in
+                    try await self.performStreamed(request.fields, body: nil, id: id)
                 }
                 let head = exchange.response
                 progress.restart(total: head.headers["Content-Length"].flatMap(Int.init))

@@ -30,8 +30,8 @@ extension APIClient {
     /// - Throws: ``APIError`` for every failure before the head (an unacceptable status carries the response with
     ///   its body, read up to 64 MiB), or `CancellationError` when the calling task is cancelled.
     public func stream<Value>(_ request: APIRequest<Value>) async throws -> StreamedResponse {
-        try await observeStreamed(request.erased) { id in
-            try await self.performStreamed(request.erased, body: nil, id: id)
+        try await observeStreamed(request.fields) { id in
+            try await self.performStreamed(request.fields, body: nil, id: id)
         }.streamedResponse
     }
 
@@ -39,7 +39,7 @@ extension APIClient {
 
     /// The steps of a streamed call, as `send(_:)` takes them, with `body` (when given) sent
     /// as the request's body.
-    func performStreamed(_ request: APIRequest<Data>, body: StreamedBody?, contentType: String? = nil, id: CallID)
+    func performStreamed(_ request: RequestFields, body: StreamedBody?, contentType: String? = nil, id: CallID)
         async throws -> StreamedExchange
     {
         // 1. Build the request: bad input fails here, and nothing is sent.
@@ -126,7 +126,7 @@ extension APIClient {
     /// Runs one streamed call between its first and last event, as ``observe(_:perform:finish:)`` does for a
     /// buffered one: `requestFinished` is emitted when the head has arrived. Errors, the body's included, are
     /// redacted with the client's credentials.
-    func observeStreamed(_ request: APIRequest<Data>, perform: (CallID) async throws -> StreamedExchange)
+    func observeStreamed(_ request: RequestFields, perform: (CallID) async throws -> StreamedExchange)
         async throws -> StreamedExchange
     {
         let call = instrumentation.begin()

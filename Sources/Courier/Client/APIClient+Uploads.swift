@@ -89,8 +89,8 @@ extension APIClient {
         _ request: APIRequest<T>, body: StreamedBody, contentType: String?, progress: ProgressReporter
     ) async throws -> Exchange {
         let counted = body.counted(by: progress)
-        let exchange = try await observeStreamed(request.erased) { id in
-            try await self.performStreamed(request.erased, body: counted, contentType: contentType, id: id)
+        let exchange = try await observeStreamed(request.fields) { id in
+            try await self.performStreamed(request.fields, body: counted, contentType: contentType, id: id)
         }
         return try await exchange.collected(upTo: Self.collectedBodyLimit)
     }

@@ -74,11 +74,11 @@ public final class APIClient: Sendable {
     @inlinable @discardableResult
     public func send<T: Decodable>(_ request: APIRequest<T>) async throws -> APIResponse<T> {
         // Inlined into the caller's module and specialized for `T`, so that no step looks up the metadata of
-        // `APIResponse<T>` at run time (four lookups, about 1,700 instructions per call). Past `erased` nothing
-        // depends on `T` but the decoding: the path of the call is not generic and stays in this module.
-        let erased = request.erased
-        let decoder = decoder(for: erased)
-        let answer = try await answer(erased, decodingOnce: nil)
+        // `APIResponse<T>` at run time (four lookups, about 1,700 instructions per call). The request's fields are
+        // handed on as they are: nothing but the decoding depends on `T`, and the path of the call is not generic
+        // and stays in this module.
+        let decoder = decoder(for: request.fields)
+        let answer = try await answer(request.fields, decodingOnce: nil)
         return APIResponse(value: try value(of: answer, as: T.self, decoder: decoder), head: finished(answer))
     }
 
@@ -90,11 +90,10 @@ public final class APIClient: Sendable {
     /// - Throws: ``APIError`` for every failure, or `CancellationError` when the calling task is cancelled.
     @inlinable @discardableResult
     public func send<T: Decodable & Sendable>(_ request: APIRequest<T>) async throws -> APIResponse<T> {
-        let erased = request.erased
-        let decoder = decoder(for: erased)
+        let decoder = decoder(for: request.fields)
         // `Data` needs no decoding: sharing it would only box it.
         let answer = try await answer(
-            erased, decodingOnce: T.self == Data.self ? nil : SharedDecoding(T.self, decoder: decoder))
+            request.fields, decodingOnce: T.self == Data.self ? nil : SharedDecoding(T.self, decoder: decoder))
         return APIResponse(value: try sharedValue(of: answer, as: T.self, decoder: decoder), head: finished(answer))
     }
 
@@ -105,7 +104,7 @@ public final class APIClient: Sendable {
     /// - Throws: ``APIError`` for every failure, or `CancellationError` when the calling task is cancelled.
     @discardableResult
     public func send(_ request: APIRequest<Void>) async throws -> APIResponse<Void> {
-        let answer = try await answer(request.erased, decodingOnce: nil)
+        let answer = try await answer(request.fields, decodingOnce: nil)
         return APIResponse(value: (), head: finished(answer))
     }
 
@@ -117,7 +116,7 @@ public final class APIClient: Sendable {
     /// `send` that called them. A plain nonisolated async function checks its executor on entry
     /// (`swift_task_switch`, which reads the task's executor preference under its status lock), about 300
     /// instructions each time; measured over a call with the cache off, 27,500 → 25,800 instructions.
-    nonisolated(nonsending) func perform(_ request: APIRequest<Data>, id: CallID, decodingOnce shared: SharedDecoding?)
+    nonisolated(nonsending) func perform(_ request: RequestFields, id: CallID, decodingOnce shared: SharedDecoding?)
         async throws -> Exchange
     {
         // 1. Build the request: bad input fails here, and nothing is sent.
@@ -165,7 +164,7 @@ public final class APIClient: Sendable {
     /// and a frame past the task's first slab of memory costs an allocation on every call.
     @inline(never)
     private func route(
-        _ request: APIRequest<Data>, _ adapted: Adapted, limits: CallLimits, authorization: Authorization?, id: CallID,
+        _ request: RequestFields, _ adapted: Adapted, limits: CallLimits, authorization: Authorization?, id: CallID,
         decoding shared: SharedDecoding?
     ) throws(APIError) -> Route {
         func call(_ outgoing: Outgoing, decoding: SharedDecoding?) -> Call {
@@ -275,7 +274,7 @@ public final class APIClient: Sendable {
     /// is sent when any part is malformed, the method included (a method that is not a token could smuggle a
     /// second request onto the connection). The credential fields of the default headers go only to a trusted
     /// origin (or with ``APIRequest/sendsCredentialsToAnyOrigin``).
-    func prepare(_ request: APIRequest<Data>) throws(APIError) -> Prepared {
+    func prepare(_ request: RequestFields) throws(APIError) -> Prepared {
         try request.method.validate()
         let target = try URLBuilder.target(base: base, path: request.path, query: request.query, recent: recentURLs)
         let url = target.url

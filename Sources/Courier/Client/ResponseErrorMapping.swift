@@ -53,7 +53,7 @@ public struct ResponseErrorMapping: Sendable {
 extension APIClient {
     /// What a caller whose response has an unacceptable status gets: the request's mapping, else the client's, else
     /// ``APIError/unacceptableStatus(_:)``.
-    func unacceptableStatusError(_ response: TransportResponse, for request: APIRequest<Data>) -> any Error {
+    func unacceptableStatusError(_ response: TransportResponse, for request: RequestFields) -> any Error {
         guard let mapping = request.errorMapping ?? configuration.errorMapping else {
             return APIError.unacceptableStatus(response)
         }
@@ -69,7 +69,7 @@ extension APIClient {
 
     /// The decoder for `request`'s body: its own, or the client's.
     @usableFromInline
-    func decoder(for request: APIRequest<Data>) -> JSONDecoder {
+    func decoder(for request: RequestFields) -> JSONDecoder {
         request.decoder ?? configuration.decoder
     }
 }

@@ -57,7 +57,7 @@ extension APIClient {
     /// (``perform(_:id:decodingOnce:)``), and on failure emits `requestFailed` and throws the redacted error. The
     /// caller then decodes, and ends the call with ``finished(_:)`` or ``failed(_:_:)``.
     @usableFromInline
-    nonisolated(nonsending) func answer(_ request: APIRequest<Data>, decodingOnce shared: SharedDecoding?)
+    nonisolated(nonsending) func answer(_ request: RequestFields, decodingOnce shared: SharedDecoding?)
         async throws -> Answer
     {
         let call = instrumentation.begin()
@@ -114,7 +114,7 @@ extension APIClient {
     /// none of the caller's types into it. (Not inlined: the slot's arguments would enlarge every call's frame.)
     @inline(never)
     private nonisolated(nonsending) func performLatestWins(
-        _ latestWins: LatestWins, _ request: APIRequest<Data>, id: CallID, decodingOnce shared: SharedDecoding?
+        _ latestWins: LatestWins, _ request: RequestFields, id: CallID, decodingOnce shared: SharedDecoding?
     ) async throws -> Exchange {
         try await latestWinsSlots.run(
             latestWins, fingerprint: try? prepare(request).request, clock: configuration.clock
@@ -126,7 +126,7 @@ extension APIClient {
     /// Runs the call's work with the scope that tells the refresher which call a refresh belongs to; without an
     /// authenticator there is no refresh, and binding a task-local costs an allocation per call.
     @inline(__always)
-    private func performInScope(_ request: APIRequest<Data>, id: CallID, decodingOnce shared: SharedDecoding?)
+    private func performInScope(_ request: RequestFields, id: CallID, decodingOnce shared: SharedDecoding?)
         async throws -> Exchange
     {
         guard configuration.authenticator != nil else {
@@ -138,7 +138,7 @@ extension APIClient {
     }
 
     /// The call's URL as it will be sent, redacted; the path as given when no URL can be built from it.
-    func redactedURL(of request: APIRequest<Data>) -> String {
+    func redactedURL(of request: RequestFields) -> String {
         let redaction = instrumentation.redaction
         guard let url = try? URLBuilder.url(base: base, path: request.path, query: request.query) else {
             return redaction.redact(request.path)

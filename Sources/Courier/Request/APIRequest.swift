@@ -15,38 +15,74 @@ import Foundation
 ///
 /// `APIRequest<Data>` returns the raw body, and `APIRequest<Void>` ignores it.
 public struct APIRequest<Value>: Sendable {
+    /// Everything the request holds. `Value` only says how the caller decodes, so the call's own steps (building,
+    /// sending, caching) take these fields as they are: `send(_:)` hands them on without copying the request into an
+    /// `APIRequest<Data>`, which retained and released each of its fields on every call.
+    @usableFromInline
+    var fields: RequestFields
+
     /// The request method.
-    public var method: RequestMethod
+    public var method: RequestMethod {
+        get { fields.method }
+        _modify { yield &fields.method }
+    }
     /// A path relative to the client's base URL, such as `"/users/42"`, or an absolute `http(s)` URL.
     ///
     /// The path may carry its own query (`"/search?q=swift"`); ``query`` items are appended to it.
     /// Characters that cannot appear in a URL path (spaces, non-ASCII letters) are percent-encoded;
     /// control characters, fragments and broken percent-escapes are rejected with
     /// ``APIError/invalidRequest(_:)`` before anything is sent.
-    public var path: String
+    public var path: String {
+        get { fields.path }
+        _modify { yield &fields.path }
+    }
     /// Query items, percent-encoded per RFC 3986 (everything but unreserved characters is escaped,
     /// so `+`, `&` and `=` in values reach the server intact).
-    public var query: [URLQueryItem]
+    public var query: [URLQueryItem] {
+        get { fields.query }
+        _modify { yield &fields.query }
+    }
     /// Header fields for this request. They override the client's default headers of the same name.
-    public var headers: HeaderFields
+    public var headers: HeaderFields {
+        get { fields.headers }
+        _modify { yield &fields.headers }
+    }
     /// The body, if any.
-    public var body: RequestPayload?
+    public var body: RequestPayload? {
+        get { fields.body }
+        _modify { yield &fields.body }
+    }
     /// How the request uses the client's ``ResponseCache``. ``CachePolicy/useProtocolPolicy`` by default.
-    public var cachePolicy: CachePolicy
+    public var cachePolicy: CachePolicy {
+        get { fields.cachePolicy }
+        _modify { yield &fields.cachePolicy }
+    }
     /// How long this request's response stays fresh in the cache when it names no lifetime itself (no `max-age`,
     /// no `Expires`); `nil` uses ``APIClient/Configuration/defaultFreshness``. Never overrides `no-store`,
     /// `no-cache` or `must-revalidate`.
-    public var defaultFreshness: Duration? = nil
+    public var defaultFreshness: Duration? {
+        get { fields.defaultFreshness }
+        _modify { yield &fields.defaultFreshness }
+    }
     /// Whether identical in-flight requests may share one upstream call. See ``CoalescingPolicy``.
-    public var coalescing: CoalescingPolicy
+    public var coalescing: CoalescingPolicy {
+        get { fields.coalescing }
+        _modify { yield &fields.coalescing }
+    }
     /// Whether the client's authenticator should authorize this request. It does only when the target is the
     /// base URL's origin or one of ``APIClient/Configuration/trustedOrigins``, unless
     /// ``sendsCredentialsToAnyOrigin`` says otherwise.
-    public var requiresAuthentication: Bool
+    public var requiresAuthentication: Bool {
+        get { fields.requiresAuthentication }
+        _modify { yield &fields.requiresAuthentication }
+    }
     /// Whether the client's credentials (the authenticator's and the credential fields of the default headers)
     /// go with this request even when its origin is not trusted. `false` by default: an absolute URL to another
     /// host, such as a CDN, never receives the API's token by accident.
-    public var sendsCredentialsToAnyOrigin: Bool
+    public var sendsCredentialsToAnyOrigin: Bool {
+        get { fields.sendsCredentialsToAnyOrigin }
+        _modify { yield &fields.sendsCredentialsToAnyOrigin }
+    }
     /// The longest one attempt may take before it fails with ``APIError/timedOut(_:)``; `nil` uses the
     /// client's ``APIClient/Configuration/timeout``. Courier enforces it on its own clock, so
     /// sub-second deadlines work on every platform.
@@ -60,10 +96,16 @@ public struct APIRequest<Value>: Sendable {
     /// stream reconnects. For an upload of a ``StreamedBody`` it starts again each time the transport takes another
     /// part of the body, so it bounds each stall of the upload, then the wait for the response, never the whole
     /// upload.
-    public var timeout: Duration?
+    public var timeout: Duration? {
+        get { fields.timeout }
+        _modify { yield &fields.timeout }
+    }
     /// The deadline of the whole call, retries and waits included; `nil` uses the client's
     /// ``APIClient/Configuration/callTimeout``.
-    public var callTimeout: Duration?
+    public var callTimeout: Duration? {
+        get { fields.callTimeout }
+        _modify { yield &fields.callTimeout }
+    }
     /// Whether a final status outside ``APIClient/Configuration/acceptableStatusCodes`` fails the call with
     /// ``APIError/unacceptableStatus(_:)`` (`true`, the default) or is returned as an ``APIResponse`` like a success.
     ///
@@ -83,41 +125,33 @@ public struct APIRequest<Value>: Sendable {
     /// one. A `401` that remains after the refresh, or with no authenticator, still fails with
     /// ``APIError/unauthorized(_:)``, which carries that response. The body is decoded as `Value` whatever the
     /// status, so use `APIRequest<Data>` (or a type that decodes the error bodies too).
-    public var throwsOnUnacceptableStatus: Bool
+    public var throwsOnUnacceptableStatus: Bool {
+        get { fields.throwsOnUnacceptableStatus }
+        _modify { yield &fields.throwsOnUnacceptableStatus }
+    }
     /// Decodes this request's response body in place of the client's ``APIClient/Configuration/decoder``; `nil`
     /// (the default) uses the client's. For an endpoint with its own date format or key style.
     public var decoder: JSONDecoder? {
-        get { options?.decoder }
-        set { updateOptions { $0.decoder = newValue } }
+        get { fields.decoder }
+        set { fields.decoder = newValue }
     }
     /// Turns this request's response into your own error when its status is not accepted; `nil` (the default) uses
     /// the client's ``APIClient/Configuration/errorMapping``.
     public var errorMapping: ResponseErrorMapping? {
-        get { options?.errorMapping }
-        set { updateOptions { $0.errorMapping = newValue } }
+        get { fields.errorMapping }
+        set { fields.errorMapping = newValue }
     }
     /// The latest-wins slot this request belongs to, if any: a newer request in the same slot cancels it, and its
     /// caller gets ``APIError/superseded(slot:)``. `nil` (the default) for none. See ``LatestWins``.
     public var latestWins: LatestWins? {
-        get { options?.latestWins }
-        set { updateOptions { $0.latestWins = newValue } }
+        get { fields.latestWins }
+        set { fields.latestWins = newValue }
     }
     /// Which redirects this request follows; `nil` (the default) uses the client's
     /// ``APIClient/Configuration/redirectPolicy``.
     public var redirectPolicy: RedirectPolicy? {
-        get { options?.redirectPolicy }
-        set { updateOptions { $0.redirectPolicy = newValue } }
-    }
-
-    /// The options most requests never set, behind one reference: a request is copied into every step of a call,
-    /// and each byte it grows costs every call (measured in `Scripts/instructions.sh`).
-    @usableFromInline
-    var options: RequestOptions?
-
-    private mutating func updateOptions(_ change: (inout RequestOptions.Values) -> Void) {
-        var values = options?.values ?? RequestOptions.Values()
-        change(&values)
-        options = RequestOptions(values)
+        get { fields.redirectPolicy }
+        set { fields.redirectPolicy = newValue }
     }
 
     /// Creates a request.
@@ -143,18 +177,17 @@ public struct APIRequest<Value>: Sendable {
         requiresAuthentication: Bool = true,
         timeout: Duration? = nil
     ) {
-        self.method = method
-        self.path = path
-        self.query = query
-        self.headers = headers
-        self.body = body
-        self.cachePolicy = cachePolicy
-        self.coalescing = coalescing
-        self.requiresAuthentication = requiresAuthentication
-        self.sendsCredentialsToAnyOrigin = false
-        self.timeout = timeout
-        self.callTimeout = nil
-        self.throwsOnUnacceptableStatus = true
+        fields = RequestFields(method: method, path: path, query: query, headers: headers, body: body)
+        fields.cachePolicy = cachePolicy
+        fields.coalescing = coalescing
+        fields.requiresAuthentication = requiresAuthentication
+        fields.timeout = timeout
+    }
+
+    /// A request with these fields: the same request typed for another `Value`.
+    @inlinable
+    init(fields: RequestFields) {
+        self.fields = fields
     }
 
     /// Creates a request for an absolute URL, used as given.
@@ -169,24 +202,58 @@ public struct APIRequest<Value>: Sendable {
     }
 }
 
-extension APIRequest {
-    /// The same request, typed as `APIRequest<Data>`: `Value` only says how the caller decodes, so the call's own
-    /// work (building, sending, caching) needs none of it and can run in a task of its own without capturing it.
-    ///
-    /// - Important: Copy every stored property here; a test compares the two by reflection.
-    @inlinable
-    var erased: APIRequest<Data> {
-        var erased = APIRequest<Data>(method: method, path: path, query: query, headers: headers, body: body)
-        erased.cachePolicy = cachePolicy
-        erased.coalescing = coalescing
-        erased.requiresAuthentication = requiresAuthentication
-        erased.sendsCredentialsToAnyOrigin = sendsCredentialsToAnyOrigin
-        erased.timeout = timeout
-        erased.callTimeout = callTimeout
-        erased.options = options
-        erased.defaultFreshness = defaultFreshness
-        erased.throwsOnUnacceptableStatus = throwsOnUnacceptableStatus
-        return erased
+/// The fields of an ``APIRequest``, whatever its `Value`: what the steps of a call read.
+@usableFromInline
+struct RequestFields: Sendable {
+    var method: RequestMethod
+    var path: String
+    var query: [URLQueryItem]
+    var headers: HeaderFields
+    var body: RequestPayload?
+    var cachePolicy: CachePolicy
+    var defaultFreshness: Duration? = nil
+    var coalescing: CoalescingPolicy
+    var requiresAuthentication: Bool
+    var sendsCredentialsToAnyOrigin = false
+    var timeout: Duration?
+    var callTimeout: Duration?
+    var throwsOnUnacceptableStatus = true
+    var decoder: JSONDecoder? {
+        get { options?.decoder }
+        set { updateOptions { $0.decoder = newValue } }
+    }
+    var errorMapping: ResponseErrorMapping? {
+        get { options?.errorMapping }
+        set { updateOptions { $0.errorMapping = newValue } }
+    }
+    var latestWins: LatestWins? {
+        get { options?.latestWins }
+        set { updateOptions { $0.latestWins = newValue } }
+    }
+    var redirectPolicy: RedirectPolicy? {
+        get { options?.redirectPolicy }
+        set { updateOptions { $0.redirectPolicy = newValue } }
+    }
+
+    /// The options most requests never set, behind one reference: a request is passed through every step of a call,
+    /// and each byte it grows costs every call (measured in `Scripts/instructions.sh`).
+    var options: RequestOptions?
+
+    init(method: RequestMethod, path: String, query: [URLQueryItem], headers: HeaderFields, body: RequestPayload?) {
+        self.method = method
+        self.path = path
+        self.query = query
+        self.headers = headers
+        self.body = body
+        cachePolicy = .useProtocolPolicy
+        coalescing = .automatic
+        requiresAuthentication = true
+    }
+
+    private mutating func updateOptions(_ change: (inout RequestOptions.Values) -> Void) {
+        var values = options?.values ?? RequestOptions.Values()
+        change(&values)
+        options = RequestOptions(values)
     }
 }
 

@@ -66,6 +66,6 @@ extension APIClient {
     /// - Throws: ``APIError/invalidRequest(_:)`` or ``APIError/encodingFailed(_:)``, for a request that `send` would
     ///   refuse for the same reason before sending anything.
     public func curlDescription<Value>(of request: APIRequest<Value>) throws(APIError) -> String {
-        try prepare(request.erased).request.curlDescription
+        try prepare(request.fields).request.curlDescription
     }
 }
