@@ -110,7 +110,7 @@ extension APIClient {
         return error
     }
 
-    /// Runs the call in its latest-wins slot, in a task of its own; the request was erased by `send`, so it carries
+    /// Runs the call in its latest-wins slot, in a task of its own; the request is its fields, typed for no value, so it carries
     /// none of the caller's types into it. (Not inlined: the slot's arguments would enlarge every call's frame.)
     @inline(never)
     private nonisolated(nonsending) func performLatestWins(
