@@ -110,8 +110,9 @@ extension APIClient {
         return error
     }
 
-    /// Runs the call in its latest-wins slot, in a task of its own; the request is its fields, typed for no value, so it carries
-    /// none of the caller's types into it. (Not inlined: the slot's arguments would enlarge every call's frame.)
+    /// Runs the call in its latest-wins slot, in a task of its own; the request is its fields, typed for no value, so
+    /// it carries none of the caller's types into it. (Not inlined: the slot's arguments would enlarge every call's
+    /// frame.)
     @inline(never)
     private nonisolated(nonsending) func performLatestWins(
         _ latestWins: LatestWins, _ request: RequestFields, id: CallID, decodingOnce shared: SharedDecoding?
