@@ -138,6 +138,7 @@ extension APIClient {
     /// The stored response, when `stale-if-error` (RFC 5861 §4) allows serving it after a failed revalidation, or
     /// the caller asked for any stored response when the server cannot be reached
     /// (``CachePolicy/returnCacheWhenOffline``).
+    @inline(never)
     func staleIfError(_ fallback: Fallback?, _ request: TransportRequest, attempts: Int = 0) -> Exchange? {
         let now = configuration.currentDate()
         guard let fallback, fallback.atAnyAge || Freshness.mayServeOnError(fallback.entry, at: now) else { return nil }

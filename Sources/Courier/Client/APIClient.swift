@@ -190,7 +190,7 @@ public final class APIClient: Sendable {
 
     /// ``sendShared(_:)``, with the stored response standing in when the server fails and the response allows it
     /// (`stale-if-error`, RFC 5861 §4).
-    @inline(__always)
+    @inline(never)  // its error handling stays off the async frame of `perform`
     private nonisolated(nonsending) func sendServingStaleOnError(_ call: Call) async throws -> Exchange {
         let exchange: Exchange
         do {
@@ -225,6 +225,12 @@ public final class APIClient: Sendable {
             error: { APIError.timedOut($0) })
         // The closure captures the call alone, which then serves as its context: no allocation for it.
         let coalesced = try await coalescer.run(key, bound: bound) { [call] in try await call.client.runFlight(call) }
+        return joined(coalesced, call: call)
+    }
+
+    /// The flight's exchange as this caller got it, counted and reported when the caller joined another's flight.
+    @inline(never)  // keeps the event's temporaries off the async frame of `joinOrLead`
+    private func joined(_ coalesced: Coalesced<Exchange>, call: Call) -> Exchange {
         var exchange = coalesced.value
         exchange.joined = coalesced.joined
         if coalesced.joined {
@@ -236,6 +242,7 @@ public final class APIClient: Sendable {
 
     /// The work of one flight, however many callers share it: send with retries, record the answer in the cache,
     /// decode it once for the callers that share decoding.
+    @inline(never)  // called from the flight's task and, unshared, from `sendShared`: neither carries its frame
     private nonisolated(nonsending) func runFlight(_ call: Call) async throws -> Exchange {
         // The outgoing request is read from the call, not copied: this frame lives in the flight task beside the retry
         // loop's, and together they must fit the task's first slab of memory.
@@ -274,6 +281,7 @@ public final class APIClient: Sendable {
     /// is sent when any part is malformed, the method included (a method that is not a token could smuggle a
     /// second request onto the connection). The credential fields of the default headers go only to a trusted
     /// origin (or with ``APIRequest/sendsCredentialsToAnyOrigin``).
+    @inline(never)  // its temporaries stay off the async frame of `perform`, which the caller's task holds
     func prepare(_ request: RequestFields) throws(APIError) -> Prepared {
         try request.method.validate()
         let target = try URLBuilder.target(base: base, path: request.path, query: request.query, recent: recentURLs)
@@ -305,6 +313,7 @@ public final class APIClient: Sendable {
         return Prepared(request: built, isTrusted: isTrusted)
     }
 
+    @inline(never)  // keeps the key's temporaries off the async frame of `sendShared`
     private func coalescingKey(for request: TransportRequest, policy: CoalescingPolicy, partition: String?)
         -> RequestKey?
     {

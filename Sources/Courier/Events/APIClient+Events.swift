@@ -60,8 +60,7 @@ extension APIClient {
     nonisolated(nonsending) func answer(_ request: RequestFields, decodingOnce shared: SharedDecoding?)
         async throws -> Answer
     {
-        let call = instrumentation.begin()
-        instrumentation.emit(call.id, .requestStarted(method: request.method, url: self.redactedURL(of: request)))
+        let call = begin(request)
         do {
             let exchange =
                 if let latestWins = request.latestWins {
@@ -74,6 +73,15 @@ extension APIClient {
         } catch {
             throw failed(call, error)
         }
+    }
+
+    /// Counts a new call and emits its `requestStarted`. (A plain function: the event's temporaries stay off the
+    /// async frame of ``answer(_:decodingOnce:)``, which the caller's task holds for the whole call.)
+    @inline(never)
+    private func begin(_ request: RequestFields) -> Instrumentation.Call {
+        let call = instrumentation.begin()
+        instrumentation.emit(call.id, .requestStarted(method: request.method, url: self.redactedURL(of: request)))
+        return call
     }
 
     /// A call's answer before the caller decoded it.
