@@ -116,7 +116,7 @@ public actor RequestCoalescer<Key: Hashable & Sendable, Value: Sendable> {
     /// the flight goes on for the others (and stops when nobody is left to wait, as under cancellation).
     ///
     /// The bounds of a flight's callers are kept with the flight, which sets one scheduler entry for the earliest
-    /// (see ``FlightTable/Flight/timer``); a caller that is answered in time leaves its deadline behind, and it goes
+    /// (see ``FlightTable/Bounds/timer``); a caller that is answered in time leaves its deadline behind, and it goes
     /// with the flight.
     nonisolated(nonsending) func run(
         _ key: Key, bound: WaitBound?, operation: @escaping @Sendable () async throws -> Value
