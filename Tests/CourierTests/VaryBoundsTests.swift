@@ -54,7 +54,7 @@ import Testing
         let cache = ResponseCache()
         let request = TransportRequest(url: URL(string: "https://api.example.com/a")!)
         let response = TransportResponse(statusCode: 200, headers: ["Cache-Control": value], body: Data("x".utf8))
-        let outcome = await cache.storeCountingEvictions(
+        let outcome = cache.storeCountingEvictions(
             response, for: request, partition: nil, requestTime: Date(), responseTime: Date())
         #expect((outcome.storedBytes != nil) == isStored)
         #expect((await cache.cachedResponse(for: request, partition: nil) != nil) == isStored)

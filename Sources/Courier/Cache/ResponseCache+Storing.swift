@@ -22,7 +22,7 @@ extension ResponseCache {
         _ response: TransportResponse, for request: TransportRequest, partition: String?, requestTime: Date,
         responseTime: Date, defaultFreshness: Duration? = nil
     ) async -> Bool {
-        await storeCountingEvictions(
+        storeCountingEvictions(
             response, for: request, partition: partition, requestTime: requestTime, responseTime: responseTime,
             defaultFreshness: defaultFreshness
         ).storedBytes != nil
@@ -30,10 +30,13 @@ extension ResponseCache {
 
     /// ``store(_:for:partition:requestTime:responseTime:defaultFreshness:)``, telling the client's events what it did: the stored
     /// entry's size (`nil` when nothing was stored) and how many entries it evicted.
-    nonisolated(nonsending) func storeCountingEvictions(
+    ///
+    /// Synchronous: the work is short and under the cache's lock (as a lookup's is), and the client stores from its
+    /// flight, where an async step would add a frame to the flight's task.
+    nonisolated func storeCountingEvictions(
         _ response: TransportResponse, for request: TransportRequest, partition: String?, requestTime: Date,
         responseTime: Date, defaultFreshness: Duration? = nil
-    ) async -> (storedBytes: Int?, evicted: Int) {
+    ) -> (storedBytes: Int?, evicted: Int) {
         let status = response.statusCode
         guard request.method == .get, Freshness.isStorableFinalStatus(status) else { return (nil, 0) }
         let url = request.urlKey
@@ -94,7 +97,7 @@ extension ResponseCache {
         var get = request
         get.method = .get
         get.body = nil
-        return await storeCountingEvictions(
+        return storeCountingEvictions(
             response, for: get, partition: partition, requestTime: requestTime, responseTime: responseTime
         ).storedBytes
     }

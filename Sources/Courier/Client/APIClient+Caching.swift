@@ -79,60 +79,87 @@ extension APIClient {
     /// into the stored response and serves its body (``ResponseSource/revalidated``); a `GET` response is stored (or
     /// removes what it supersedes); a successful unsafe request invalidates (RFC 9111 §4.4).
     ///
-    /// A `304` that validates nothing the cache holds (another entity tag, or an entry removed meanwhile) would
-    /// reach a caller who sent a plain `GET`: the request is sent once more without conditions instead, and that
-    /// answer is recorded and returned.
-    ///
-    /// Never inlined into the flight: its frame is large, and a flight that only sends must not carry it (the flight
-    /// task's frames then outgrow its first slab of memory, an allocation on every call).
+    /// The common case, storing, is synchronous; the others are functions of their own. A flight's task holds this
+    /// frame beside the retry loop's, and when the branches were inlined here it was 2.8 kB: a slab of memory
+    /// allocated on every call that goes through the cache.
     @inline(never)
     nonisolated(nonsending) func record(_ exchange: Exchange, _ outgoing: Outgoing, call: Call) async throws -> Exchange
     {
         guard let cache = configuration.cache else { return exchange }
-        var exchange = exchange
-        let response = exchange.response
-        let responseTime = configuration.currentDate()
-        let id = call.id
         switch outgoing.record {
         case .nothing:
-            break
-        case .invalidate(let request, let partition):
-            let removed = await cache.invalidate(for: request, response: response)
-            if removed > 0 { instrumentation.emit(id, .invalidated(count: removed)) }
-            if case .some(let partition) = partition {
-                let stored = await cache.storeContentLocation(
-                    response, for: request, partition: partition, requestTime: outgoing.requestTime,
-                    responseTime: responseTime)
-                if let bytes = stored { instrumentation.emit(id, .stored(bytes: bytes)) }
-            }
-        case .store(let lookup, let partition, let entry?) where response.statusCode == 304:
-            guard
-                let updated = await cache.revalidated(
-                    entry, with: response, for: lookup, partition: partition, requestTime: outgoing.requestTime,
-                    responseTime: responseTime)
-            else {
-                var resend = outgoing
-                resend.request.headers.remove(name: "If-None-Match")
-                resend.request.headers.remove(name: "If-Modified-Since")
-                resend.record = .store(lookup: lookup, partition: partition, validating: nil)
-                resend.requestTime = responseTime
-                var answer = try await record(
-                    try await sendWithRetries(call, first: resend.request), resend, call: call)
-                answer.attempts += exchange.attempts
-                return answer
-            }
-            instrumentation.count(.revalidation)
-            instrumentation.emit(id, .revalidated)
-            exchange.response = updated.served(at: responseTime)
-            exchange.source = .revalidated
+            return exchange
+        case .store(let lookup, let partition, let entry?) where exchange.response.statusCode == 304:
+            return try await merge(
+                exchange, into: entry, lookup: lookup, partition: partition, outgoing, call: call, cache: cache)
         case .store(let lookup, let partition, _):
-            let outcome = await cache.storeCountingEvictions(
-                response, for: lookup, partition: partition, requestTime: outgoing.requestTime,
-                responseTime: responseTime, defaultFreshness: outgoing.defaultFreshness)
-            if let bytes = outcome.storedBytes { instrumentation.emit(id, .stored(bytes: bytes)) }
-            if outcome.evicted > 0 { instrumentation.emit(id, .evicted(count: outcome.evicted)) }
+            store(exchange.response, for: lookup, partition: partition, outgoing, id: call.id, in: cache)
+            return exchange
+        case .invalidate(let request, let partition):
+            await invalidate(after: exchange.response, to: request, partition: partition, outgoing, id: call.id, cache)
+            return exchange
         }
-        return exchange
+    }
+
+    /// Stores a response to a `GET` (or removes the variant it supersedes) and reports what that did.
+    @inline(never)
+    private func store(
+        _ response: TransportResponse, for lookup: TransportRequest, partition: String?, _ outgoing: Outgoing,
+        id: CallID, in cache: ResponseCache
+    ) {
+        let outcome = cache.storeCountingEvictions(
+            response, for: lookup, partition: partition, requestTime: outgoing.requestTime,
+            responseTime: configuration.currentDate(), defaultFreshness: outgoing.defaultFreshness)
+        if let bytes = outcome.storedBytes { instrumentation.emit(id, .stored(bytes: bytes)) }
+        if outcome.evicted > 0 { instrumentation.emit(id, .evicted(count: outcome.evicted)) }
+    }
+
+    /// A `304` to the cache's own validation: merged into the stored response, whose body is served. One that
+    /// validates nothing the cache holds (another entity tag, or an entry removed meanwhile) would reach a caller who
+    /// sent a plain `GET`: the request is sent once more without conditions instead, and that answer is recorded and
+    /// returned.
+    @inline(never)
+    private nonisolated(nonsending) func merge(
+        _ exchange: Exchange, into entry: CachedResponse, lookup: TransportRequest, partition: String?,
+        _ outgoing: Outgoing, call: Call, cache: ResponseCache
+    ) async throws -> Exchange {
+        let responseTime = configuration.currentDate()
+        guard
+            let updated = await cache.revalidated(
+                entry, with: exchange.response, for: lookup, partition: partition, requestTime: outgoing.requestTime,
+                responseTime: responseTime)
+        else {
+            var resend = outgoing
+            resend.request.headers.remove(name: "If-None-Match")
+            resend.request.headers.remove(name: "If-Modified-Since")
+            resend.record = .store(lookup: lookup, partition: partition, validating: nil)
+            resend.requestTime = responseTime
+            var answer = try await record(try await sendWithRetries(call, first: resend.request), resend, call: call)
+            answer.attempts += exchange.attempts
+            return answer
+        }
+        instrumentation.count(.revalidation)
+        instrumentation.emit(call.id, .revalidated)
+        var merged = exchange
+        merged.response = updated.served(at: responseTime)
+        merged.source = .revalidated
+        return merged
+    }
+
+    /// A successful unsafe request removes the stored responses it makes stale; a `POST` response that names its own
+    /// URL in `Content-Location` is then stored for it (unless the call is private: `partition` is then `.none`).
+    @inline(never)
+    private nonisolated(nonsending) func invalidate(
+        after response: TransportResponse, to request: TransportRequest, partition: String??, _ outgoing: Outgoing,
+        id: CallID, _ cache: ResponseCache
+    ) async {
+        let removed = await cache.invalidate(for: request, response: response)
+        if removed > 0 { instrumentation.emit(id, .invalidated(count: removed)) }
+        guard case .some(let partition) = partition else { return }
+        let stored = await cache.storeContentLocation(
+            response, for: request, partition: partition, requestTime: outgoing.requestTime,
+            responseTime: configuration.currentDate())
+        if let bytes = stored { instrumentation.emit(id, .stored(bytes: bytes)) }
     }
 
     /// The stored response, when `stale-if-error` (RFC 5861 §4) allows serving it after a failed revalidation, or
