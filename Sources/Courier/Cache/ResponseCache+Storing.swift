@@ -31,8 +31,8 @@ extension ResponseCache {
     /// ``store(_:for:partition:requestTime:responseTime:defaultFreshness:)``, telling the client's events what it did: the stored
     /// entry's size (`nil` when nothing was stored) and how many entries it evicted.
     ///
-    /// Synchronous: the work is short and under the cache's lock (as a lookup's is), and the client stores from its
-    /// flight, where an async step would add a frame to the flight's task.
+    /// Synchronous, as a lookup is: nothing in it waits (the entry is parsed outside the cache's lock, then put under
+    /// it), and the client stores from its flight, where an async step would add a frame to the flight's task.
     nonisolated func storeCountingEvictions(
         _ response: TransportResponse, for request: TransportRequest, partition: String?, requestTime: Date,
         responseTime: Date, defaultFreshness: Duration? = nil

@@ -23,7 +23,7 @@ public struct APIResponse<Value> {
     /// Everything but the value. Kept apart so that the client builds it without knowing `Value`: `send(_:)` is
     /// inlined into the caller's module and specialized for its type, and only this line of it touches the value.
     @usableFromInline
-    var head: ResponseHead
+    let head: ResponseHead
 
     /// The raw response body.
     @inlinable public var data: Data { head.data }
@@ -90,16 +90,16 @@ public struct APIResponse<Value> {
 /// Everything an ``APIResponse`` holds but its value.
 @usableFromInline
 struct ResponseHead: Sendable {
-    @usableFromInline var data: Data
-    @usableFromInline var statusCode: Int
-    @usableFromInline var headers: HeaderFields
-    @usableFromInline var url: URL
-    @usableFromInline var source: ResponseSource
-    @usableFromInline var joined: Bool
-    @usableFromInline var attempts: Int
-    @usableFromInline var callID: CallID?
-    @usableFromInline var timings: CallTimings
-    var credentials: CredentialPolicy
+    @usableFromInline let data: Data
+    @usableFromInline let statusCode: Int
+    @usableFromInline let headers: HeaderFields
+    @usableFromInline let url: URL
+    @usableFromInline let source: ResponseSource
+    @usableFromInline let joined: Bool
+    @usableFromInline let attempts: Int
+    @usableFromInline let callID: CallID?
+    @usableFromInline let timings: CallTimings
+    let credentials: CredentialPolicy
 
     init(
         data: Data, statusCode: Int, headers: HeaderFields, url: URL, source: ResponseSource, joined: Bool,
