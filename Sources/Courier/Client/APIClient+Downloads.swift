@@ -40,12 +40,11 @@ extension APIClient {
                     progress.add(chunk.count)
                 }
                 try file.moveIntoPlace()
-                return APIResponse(
-                    value: destination,
-                    head: ResponseHead(
-                        data: Data(), statusCode: head.statusCode, headers: head.headers, url: exchange.request.url,
-                        source: exchange.source, joined: false, attempts: exchange.attempts,
-                        credentials: exchange.request.credentials))
+                let answer = Exchange(
+                    request: exchange.request,
+                    response: TransportResponse(statusCode: head.statusCode, headers: head.headers),
+                    attempts: exchange.attempts, source: exchange.source)
+                return APIResponse(value: destination, head: ResponseHead(answer))
             } catch {
                 file.discard()
                 throw error

@@ -54,11 +54,8 @@ struct Exchange: Sendable {
     }
 
     /// What the caller's ``APIResponse`` holds besides its value.
-    func responseHead(callID: CallID? = nil, timings: CallTimings = CallTimings()) -> ResponseHead {
-        ResponseHead(
-            data: response.body, statusCode: response.statusCode, headers: response.headers,
-            url: response.url ?? request.url, source: source, joined: joined, attempts: attempts,
-            credentials: request.credentials, callID: callID, timings: timings)
+    func responseHead() -> ResponseHead {
+        ResponseHead(self)
     }
 
     /// The storage, copied first when another exchange shares it.

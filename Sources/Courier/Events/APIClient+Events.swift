@@ -99,11 +99,10 @@ extension APIClient {
     func finished(_ answer: Answer) -> ResponseHead {
         let exchange = answer.exchange
         instrumentation.finished(answer.call, source: exchange.source, status: exchange.response.statusCode)
-        return exchange.responseHead(
-            callID: answer.call.id,
-            timings: CallTimings(
-                exchange, start: answer.call.start, flightEnded: answer.flightEnded,
-                now: instrumentation.log.elapsedTime))
+        let now = instrumentation.log.elapsedTime
+        return ResponseHead(
+            exchange, callID: answer.call.id, total: now - answer.call.start,
+            sharedFlightWait: answer.flightEnded.map { $0 - answer.call.start })
     }
 
     /// Ends a call whose value could not be decoded: emits `requestFailed`; returns the redacted error to throw.
@@ -171,19 +170,6 @@ extension APIClient {
         case .miss, .unsatisfiable:
             instrumentation.count(.cacheMiss)
             instrumentation.emit(id, .cacheMiss)
-        }
-    }
-}
-
-extension CallTimings {
-    /// The timings of a call that started at `start` and got `exchange` at `flightEnded`, on the log's clock.
-    init(_ exchange: Exchange, start: Duration, flightEnded: Duration?, now: Duration) {
-        self.init()
-        total = now - start
-        flight = exchange.timings
-        if exchange.joined, let flightEnded {
-            sharedFlightLeader = exchange.leader
-            sharedFlightWait = flightEnded - start
         }
     }
 }

@@ -87,34 +87,59 @@ public struct APIResponse<Value> {
     }
 }
 
-/// Everything an ``APIResponse`` holds but its value.
+/// Everything an ``APIResponse`` holds but its value: the exchange its flight (or the cache) produced, shared with
+/// every other caller of that flight, and what belongs to this caller alone.
+///
+/// The fields are read from the exchange when asked for, not copied out of it. A response travels through the
+/// caller's async frames, and with a dozen fields of its own (body, header fields, URL, timings with their arrays)
+/// it made each frame 200 bytes larger, and building it retained every field; now building it retains one reference.
 @usableFromInline
 struct ResponseHead: Sendable {
-    @usableFromInline let data: Data
-    @usableFromInline let statusCode: Int
-    @usableFromInline let headers: HeaderFields
-    @usableFromInline let url: URL
-    @usableFromInline let source: ResponseSource
-    @usableFromInline let joined: Bool
-    @usableFromInline let attempts: Int
+    /// The flight's exchange as this caller got it (``Exchange/joined`` is this caller's).
+    let exchange: Exchange
     @usableFromInline let callID: CallID?
-    @usableFromInline let timings: CallTimings
-    let credentials: CredentialPolicy
+    /// How long the call took in all, and how long it waited for the flight it joined (`nil` when it led its own).
+    let total: Duration
+    let sharedFlightWait: Duration?
 
+    init(_ exchange: Exchange, callID: CallID? = nil, total: Duration = .zero, sharedFlightWait: Duration? = nil) {
+        self.exchange = exchange
+        self.callID = callID
+        self.total = total
+        self.sharedFlightWait = sharedFlightWait
+    }
+
+    /// A head made by hand: an exchange that holds exactly the given fields.
     init(
         data: Data, statusCode: Int, headers: HeaderFields, url: URL, source: ResponseSource, joined: Bool,
-        attempts: Int, credentials: CredentialPolicy, callID: CallID? = nil, timings: CallTimings = CallTimings()
+        attempts: Int, credentials: CredentialPolicy
     ) {
-        self.data = data
-        self.statusCode = statusCode
-        self.headers = headers
-        self.url = url
-        self.source = source
-        self.joined = joined
-        self.attempts = attempts
-        self.credentials = credentials
-        self.callID = callID
-        self.timings = timings
+        var exchange = Exchange(
+            request: TransportRequest(url: url, credentials: credentials),
+            response: TransportResponse(statusCode: statusCode, headers: headers, body: data), attempts: attempts,
+            source: source)
+        exchange.joined = joined
+        self.init(exchange)
+    }
+
+    @usableFromInline var data: Data { exchange.response.body }
+    @usableFromInline var statusCode: Int { exchange.response.statusCode }
+    @usableFromInline var headers: HeaderFields { exchange.response.headers }
+    @usableFromInline var url: URL { exchange.response.url ?? exchange.request.url }
+    @usableFromInline var source: ResponseSource { exchange.source }
+    @usableFromInline var joined: Bool { exchange.joined }
+    @usableFromInline var attempts: Int { exchange.attempts }
+    var credentials: CredentialPolicy { exchange.request.credentials }
+
+    @usableFromInline var timings: CallTimings {
+        var timings = CallTimings()
+        timings.total = total
+        timings.flight = exchange.timings
+        if exchange.joined, let sharedFlightWait {
+            timings.sharedFlightLeader = exchange.leader
+            timings.sharedFlightWait = sharedFlightWait
+        }
+        return timings
     }
 }
 
