@@ -119,29 +119,22 @@ public final class APIClient: Sendable {
     nonisolated(nonsending) func perform(_ request: RequestFields, id: CallID, decodingOnce shared: SharedDecoding?)
         async throws -> Exchange
     {
-        // 1. Build the request: bad input fails here, and nothing is sent.
-        let prepared = try prepare(request)
-        let limits = CallLimits(
-            timeout: request.timeout ?? configuration.timeout,
-            callTimeout: request.callTimeout ?? configuration.callTimeout, now: deadlines.elapsed)
-        // 2. Who is calling: the identity partitions the cache and the coalescing key, so two users never share a
-        //    response. Only a target that may receive the client's credentials gets one.
-        //    (The checks written out here spare a call without an authenticator or adapters two async frames.)
-        let mayAuthorize =
-            configuration.authenticator != nil && (prepared.isTrusted || request.sendsCredentialsToAnyOrigin)
-        let authorization = mayAuthorize ? try await authorization(for: request, within: limits) : nil
-        // Adapters run once before the cache and the coalescer look, so `Vary` and the key see what is sent.
-        let adapted =
-            configuration.adapters.isEmpty
-            ? Adapted(unadapted: prepared.request, request: prepared.request)
-            : try await adaptBeforeLookup(prepared.request)
-        // 3. The cache answers, or says what to send and how to record the answer.
+        // 1–3. Build the request, learn who is calling, and ask the cache: an answer, or a call to send. Without an
+        //      authenticator or adapters nothing in these steps waits, and they run as a plain function.
+        let route =
+            configuration.authenticator == nil && configuration.adapters.isEmpty
+            ? try route(request, id: id, decoding: shared)
+            : try await routeAuthorizing(request, id: id, decoding: shared)
         let exchange: Exchange
-        switch try route(request, adapted, limits: limits, authorization: authorization, id: id, decoding: shared) {
+        switch route {
         case .answered(let answer):
             exchange = answer
-        case .send(let call):
+        case .send(let call) where call.outgoing.fallback == nil:
             // 4–5. Share one flight with identical callers, or send alone; the flight records the answer.
+            exchange = try await sendShared(call)
+        case .send(let call):
+            // The same, with a stored response that may stand in when the server fails. (Apart, so that the common
+            // call's task does not hold the frame of the error handling.)
             exchange = try await sendServingStaleOnError(call)
         }
         // 6. Check the status, unless the caller reads every status itself; the caller decodes.
@@ -156,6 +149,47 @@ public final class APIClient: Sendable {
     private enum Route {
         case answered(Exchange)
         case send(Call)
+    }
+
+    /// Steps 1–3 for a client without an authenticator or adapters, where none of them waits.
+    @inline(never)  // its values stay on the thread's stack, off the async frame of `perform`
+    private func route(_ request: RequestFields, id: CallID, decoding shared: SharedDecoding?) throws(APIError)
+        -> Route
+    {
+        // 1. Build the request: bad input fails here, and nothing is sent.
+        let prepared = try prepare(request)
+        let adapted = Adapted(unadapted: prepared.request, request: prepared.request)
+        // 3. The cache answers, or says what to send and how to record the answer.
+        return try route(request, adapted, limits: limits(of: request), authorization: nil, id: id, decoding: shared)
+    }
+
+    /// Steps 1–3 with an authenticator or adapters.
+    @inline(never)
+    private nonisolated(nonsending) func routeAuthorizing(
+        _ request: RequestFields, id: CallID, decoding shared: SharedDecoding?
+    ) async throws -> Route {
+        // 1. Build the request: bad input fails here, and nothing is sent.
+        let prepared = try prepare(request)
+        let limits = limits(of: request)
+        // 2. Who is calling: the identity partitions the cache and the coalescing key, so two users never share a
+        //    response. Only a target that may receive the client's credentials gets one.
+        let mayAuthorize =
+            configuration.authenticator != nil && (prepared.isTrusted || request.sendsCredentialsToAnyOrigin)
+        let authorization = mayAuthorize ? try await authorization(for: request, within: limits) : nil
+        // Adapters run once before the cache and the coalescer look, so `Vary` and the key see what is sent.
+        let adapted =
+            configuration.adapters.isEmpty
+            ? Adapted(unadapted: prepared.request, request: prepared.request)
+            : try await adaptBeforeLookup(prepared.request)
+        // 3. The cache answers, or says what to send and how to record the answer.
+        return try route(request, adapted, limits: limits, authorization: authorization, id: id, decoding: shared)
+    }
+
+    /// The call's deadlines, starting now.
+    private func limits(of request: RequestFields) -> CallLimits {
+        CallLimits(
+            timeout: request.timeout ?? configuration.timeout,
+            callTimeout: request.callTimeout ?? configuration.callTimeout, now: deadlines.elapsed)
     }
 
     /// Step 3: asks the cache's plan and turns it into an answer or a call to send (a stale answer also starts its
@@ -209,23 +243,27 @@ public final class APIClient: Sendable {
     /// alone when the call cannot be shared. The flight sends with retries, records the answer in the cache and
     /// decodes it once (``runFlight(_:)``).
     private nonisolated(nonsending) func sendShared(_ call: Call) async throws -> Exchange {
-        guard !call.adapted.isPrivate,
-            let key = coalescingKey(for: call.outgoing.request, policy: call.coalescing, partition: call.partition)
-        else { return try await runFlight(call) }
-        return try await joinOrLead(call, key: key)
+        guard let key = sharingKey(for: call) else { return try await runFlight(call) }
+        // The closure captures the call alone, which then serves as its context: no allocation for it.
+        let coalesced = try await coalescer.run(key, bound: waitBound(for: call)) { [call] in
+            try await call.client.runFlight(call)
+        }
+        return joined(coalesced, call: call)
     }
 
-    /// Runs the call's flight for every caller of `key`, or joins the one in flight, each caller within its own
-    /// deadline. (A function of its own: a call that cannot be shared does not carry its frame.)
-    @inline(never)
-    private nonisolated(nonsending) func joinOrLead(_ call: Call, key: RequestKey) async throws -> Exchange {
-        let bound = RequestCoalescer<RequestKey, Exchange>.WaitBound(
+    /// The key under which identical calls share a flight; `nil` when the call cannot be shared.
+    @inline(never)  // keeps the key's temporaries off the async frame of `sendShared`
+    private func sharingKey(for call: Call) -> RequestKey? {
+        guard !call.adapted.isPrivate else { return nil }
+        return coalescingKey(for: call.outgoing.request, policy: call.coalescing, partition: call.partition)
+    }
+
+    /// How long the call waits for a flight it leads, or joins: what is left of the call, and its next wait.
+    private func waitBound(for call: Call) -> RequestCoalescer<RequestKey, Exchange>.WaitBound {
+        RequestCoalescer<RequestKey, Exchange>.WaitBound(
             scheduler: deadlines, leading: call.limits.remaining(now: self.deadlines.elapsed),
             joining: call.limits.nextWait(now: self.deadlines.elapsed),
             error: { APIError.timedOut($0) })
-        // The closure captures the call alone, which then serves as its context: no allocation for it.
-        let coalesced = try await coalescer.run(key, bound: bound) { [call] in try await call.client.runFlight(call) }
-        return joined(coalesced, call: call)
     }
 
     /// The flight's exchange as this caller got it, counted and reported when the caller joined another's flight.
