@@ -184,6 +184,7 @@ public struct HeaderFields: Sendable, Hashable, ExpressibleByDictionaryLiteral {
     /// The names are checked against this list as it was before adding: checking while appending would find the
     /// first line of a repeated default and drop the others.
     mutating func addMissing(from other: HeaderFields) {
+        guard !other.fields.isEmpty else { return }  // a client without default headers: no filtering, no array
         let missing = other.fields.filter { !contains($0.name) }
         fields.append(contentsOf: missing)
     }
