@@ -267,7 +267,7 @@ public final class APIClient: Sendable {
     }
 
     /// The flight's exchange as this caller got it, counted and reported when the caller joined another's flight.
-    @inline(never)  // keeps the event's temporaries off the async frame of `joinOrLead`
+    @inline(never)  // keeps the event's temporaries off the async frame of `sendShared`
     private func joined(_ coalesced: Coalesced<Exchange>, call: Call) -> Exchange {
         var exchange = coalesced.value
         exchange.joined = coalesced.joined
