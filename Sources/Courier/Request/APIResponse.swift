@@ -93,6 +93,7 @@ public struct APIResponse<Value> {
 /// The fields are read from the exchange when asked for, not copied out of it. A response travels through the
 /// caller's async frames, and with a dozen fields of its own (body, header fields, URL, timings with their arrays)
 /// it made each frame 200 bytes larger, and building it retained every field; now building it retains one reference.
+/// The price: a response keeps the exchange alive while it lives, the request as sent (its body too) included.
 @usableFromInline
 struct ResponseHead: Sendable {
     /// The flight's exchange as this caller got it (``Exchange/joined`` is this caller's).
