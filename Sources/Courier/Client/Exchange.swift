@@ -50,12 +50,7 @@ struct Exchange: Sendable {
 
     /// The caller's response, for the paths that are not inlined into the caller (uploads).
     func makeResponse<Value>(value: Value) -> APIResponse<Value> {
-        APIResponse(value: value, head: responseHead())
-    }
-
-    /// What the caller's ``APIResponse`` holds besides its value.
-    func responseHead() -> ResponseHead {
-        ResponseHead(self)
+        APIResponse(value: value, head: ResponseHead(self))
     }
 
     /// The storage, copied first when another exchange shares it.
