@@ -158,7 +158,7 @@ public final class APIClient: Sendable {
     {
         // 1. Build the request: bad input fails here, and nothing is sent.
         let prepared = try prepare(request)
-        let adapted = Adapted(unadapted: prepared.request, request: prepared.request)
+        let adapted = Adapted(unadapted: prepared.request, request: prepared.request, sharingKey: prepared.sharingKey)
         // 3. The cache answers, or says what to send and how to record the answer.
         return try route(request, adapted, limits: limits(of: request), authorization: nil, id: id, decoding: shared)
     }
@@ -179,7 +179,7 @@ public final class APIClient: Sendable {
         // Adapters run once before the cache and the coalescer look, so `Vary` and the key see what is sent.
         let adapted =
             configuration.adapters.isEmpty
-            ? Adapted(unadapted: prepared.request, request: prepared.request)
+            ? Adapted(unadapted: prepared.request, request: prepared.request, sharingKey: prepared.sharingKey)
             : try await adaptBeforeLookup(prepared.request)
         // 3. The cache answers, or says what to send and how to record the answer.
         return try route(request, adapted, limits: limits, authorization: authorization, id: id, decoding: shared)
@@ -255,7 +255,13 @@ public final class APIClient: Sendable {
     @inline(never)  // keeps the key's temporaries off the async frame of `sendShared`
     private func sharingKey(for call: Call) -> RequestKey? {
         guard !call.adapted.isPrivate else { return nil }
-        return coalescingKey(for: call.outgoing.request, policy: call.coalescing, partition: call.partition)
+        // The key built with the request serves while the request is sent as built: not for a conditional request,
+        // and not for a caller whose identity partitions it.
+        let known =
+            call.partition == nil && call.outgoing.request.sharesStorage(with: call.adapted.request)
+            ? call.adapted.sharingKey : nil
+        return coalescingKey(
+            for: call.outgoing.request, policy: call.coalescing, partition: call.partition, known: known)
     }
 
     /// How long the call waits for a flight it leads, or joins: what is left of the call, and its next wait.
@@ -313,6 +319,8 @@ public final class APIClient: Sendable {
     struct Prepared {
         var request: TransportRequest
         var isTrusted: Bool
+        /// The coalescing key of `request` without a partition, when it was built already (a plain `GET`).
+        var sharingKey: RequestKey? = nil
     }
 
     /// Builds the request that will be sent: URL, merged headers, encoded body. Throws before anything
@@ -322,7 +330,12 @@ public final class APIClient: Sendable {
     @inline(never)  // its temporaries stay off the async frame of `perform`, which the caller's task holds
     func prepare(_ request: RequestFields) throws(APIError) -> Prepared {
         try request.method.validate()
-        let target = try URLBuilder.target(base: base, path: request.path, query: request.query, recent: recentURLs)
+        let (target, isKnown) = try URLBuilder.target(
+            base: base, path: request.path, query: request.query, recent: recentURLs)
+        let isPlainGET = request.isPlainGET
+        if isPlainGET, let plain = target.plainGET {
+            return Prepared(request: plain.request, isTrusted: plain.isTrusted, sharingKey: plain.sharingKey)
+        }
         let url = target.url
         let isTrusted = !URLBuilder.isAbsolute(request.path) || scope.trusts(url)
         var headers = request.headers
@@ -348,13 +361,20 @@ public final class APIClient: Sendable {
             method: request.method, url: url, headers: headers, body: body, credentials: scope.credentials)
         built.redirectPolicy = request.redirectPolicy ?? configuration.redirectPolicy
         built.keepURLKey(target.key)
-        return Prepared(request: built, isTrusted: isTrusted)
+        // A plain `GET` is kept for reuse from its URL's second call: a URL called once (a new query each time) does
+        // not pay for keeping it.
+        guard isPlainGET, isKnown else { return Prepared(request: built, isTrusted: isTrusted) }
+        let plain = RecentURLs.PlainGET(
+            request: built, isTrusted: isTrusted,
+            sharingKey: RequestKey(built, varyingOn: configuration.coalescingHeaders))
+        recentURLs.keep(plain, for: target)
+        return Prepared(request: built, isTrusted: isTrusted, sharingKey: plain.sharingKey)
     }
 
     @inline(never)  // keeps the key's temporaries off the async frame of `sendShared`
-    private func coalescingKey(for request: TransportRequest, policy: CoalescingPolicy, partition: String?)
-        -> RequestKey?
-    {
+    private func coalescingKey(
+        for request: TransportRequest, policy: CoalescingPolicy, partition: String?, known: RequestKey? = nil
+    ) -> RequestKey? {
         switch policy {
         case .never: return nil
         case .always: break
@@ -363,7 +383,7 @@ public final class APIClient: Sendable {
                 return nil
             }
         }
-        return RequestKey(request, varyingOn: configuration.coalescingHeaders, partition: partition)
+        return known ?? RequestKey(request, varyingOn: configuration.coalescingHeaders, partition: partition)
     }
 
     // MARK: Attempts

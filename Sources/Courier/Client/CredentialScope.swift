@@ -73,6 +73,9 @@ struct Adapted: Sendable {
     /// Whether an adapter that declared nothing changed a header the key and the cache cannot see: the call is then
     /// neither shared with other callers nor stored in or answered from the cache.
     var isPrivate = false
+    /// The coalescing key of `request` without a partition, when it was built with the request (see
+    /// ``RecentURLs/PlainGET``); `nil` after adapters.
+    var sharingKey: RequestKey? = nil
 
     /// What a retry adapts again: the request as built, with the validator fields the cache added to `sent`.
     func retryBase(for sent: TransportRequest) -> TransportRequest {

@@ -239,6 +239,22 @@ struct RequestFields: Sendable {
     /// and each byte it grows costs every call (measured in `Scripts/instructions.sh`).
     var options: RequestOptions?
 
+    /// A `GET` with no headers, body, redirect policy or credential option of its own: the request it builds depends
+    /// on nothing but its URL and the client (see ``RecentURLs/PlainGET``).
+    private var hasBody: Bool {
+        switch body {
+        case .none: false
+        case .some: true
+        }
+    }
+
+    var isPlainGET: Bool {
+        // Checked field by field, cheapest first, without copying the payload or the options out.
+        guard method.rawValue == "GET", headers.isEmpty, !sendsCredentialsToAnyOrigin, !hasBody else { return false }
+        guard let options else { return true }
+        return options.values.redirectPolicy == nil
+    }
+
     init(method: RequestMethod, path: String, query: [URLQueryItem], headers: HeaderFields, body: RequestPayload?) {
         self.method = method
         self.path = path

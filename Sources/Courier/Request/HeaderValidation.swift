@@ -36,6 +36,11 @@ extension RequestMethod {
     /// initializer stays non-failing (methods are mostly literals); the client checks when it builds a request
     /// and again after adapters ran.
     func validate() throws(APIError) {
-        guard HTTPToken.isValid(rawValue) else { throw .invalidRequest(.invalidMethod(rawValue)) }
+        // The common methods are checked by comparing: each is a small string, compared as two machine words, where
+        // checking its bytes one by one cost about 150 instructions per call.
+        switch rawValue {
+        case "GET", "POST", "PUT", "PATCH", "DELETE", "HEAD": return
+        default: guard HTTPToken.isValid(rawValue) else { throw .invalidRequest(.invalidMethod(rawValue)) }
+        }
     }
 }

@@ -16,14 +16,44 @@ final class RecentURLs: Sendable {
     static let capacity = 256
 
     /// A URL and its normalized text (``RequestKey/normalize(_:)``), which the cache and the coalescing key use.
-    struct Entry: Sendable {
+    ///
+    /// A class: a call reads an entry out of the table and drops it, and as a struct of five fields that retained and
+    /// released each of them.
+    final class Entry: Sendable {
         let url: URL
         let key: String
+        /// What the entry is kept under: the path as the caller wrote it, or the URL's whole text.
+        let storedAs: String
+        /// The request a plain `GET` of this URL built, once one was sent; see ``PlainGET``.
+        let plainGET: PlainGET?
 
-        init(_ url: URL) {
-            self.url = url
-            key = RequestKey.normalize(url)
+        convenience init(_ url: URL, storedAs: String) {
+            self.init(url: url, key: RequestKey.normalize(url), storedAs: storedAs, plainGET: nil)
         }
+
+        private init(url: URL, key: String, storedAs: String, plainGET: PlainGET?) {
+            self.url = url
+            self.key = key
+            self.storedAs = storedAs
+            self.plainGET = plainGET
+        }
+
+        /// The same entry with `plainGET` kept beside it.
+        func keeping(_ plainGET: PlainGET) -> Entry {
+            Entry(url: url, key: key, storedAs: storedAs, plainGET: plainGET)
+        }
+    }
+
+    /// The request a `GET` with no headers, body or redirect policy of its own builds for a URL, with its coalescing
+    /// key. Such a request depends on nothing but the URL and the client, so a URL called again reuses both: an API's
+    /// reads repeat, and every joiner of a flight asks for the same request. Building them again cost about 2,500
+    /// instructions and an allocation per call.
+    struct PlainGET: Sendable {
+        let request: TransportRequest
+        /// Whether the URL's origin may receive the client's credentials.
+        let isTrusted: Bool
+        /// The request's coalescing key without a partition (``RequestKey/init(_:varyingOn:partition:)``).
+        let sharingKey: RequestKey
     }
 
     private let table = Locked([String: Entry]())
@@ -38,6 +68,14 @@ final class RecentURLs: Sendable {
         table.withLock { table in
             if table.count >= Self.capacity { table.removeAll(keepingCapacity: true) }
             table[key] = entry
+        }
+    }
+
+    /// Keeps the plain `GET` built for `entry`'s URL beside it, unless the entry was dropped meanwhile.
+    func keep(_ plainGET: PlainGET, for entry: Entry) {
+        table.withLock { table in
+            guard let index = table.index(forKey: entry.storedAs), table.values[index] === entry else { return }
+            table.values[index] = entry.keeping(plainGET)
         }
     }
 

@@ -85,6 +85,11 @@ public struct TransportRequest: Sendable, Hashable {
         uniqueStorage().urlKey = key
     }
 
+    /// Whether both are copies of one request, unchanged since: then they are equal without comparing a field.
+    func sharesStorage(with other: TransportRequest) -> Bool {
+        storage === other.storage
+    }
+
     /// The storage, copied first when another request shares it.
     private mutating func uniqueStorage() -> Storage {
         if !isKnownUniquelyReferenced(&storage) { storage = storage.copy() }
