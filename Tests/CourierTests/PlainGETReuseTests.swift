@@ -21,14 +21,15 @@ import Testing
         let transport = StubTransport.responding(body: "ok")
         let client = Self.makeClient(transport)
 
-        for _ in 0..<3 { _ = try await client.send(APIRequest<Data>.get("/items/1")) }
+        for _ in 0..<4 { _ = try await client.send(APIRequest<Data>.get("/items/1")) }
 
         let sent = transport.requests
-        #expect(sent.count == 3)
+        #expect(sent.count == 4)
         #expect(sent.allSatisfy { $0.url.absoluteString == "https://api.example.com/v1/items/1" })
         #expect(sent.allSatisfy { $0.headers["Authorization"] == "Bearer client-token" })
-        // Reused, not rebuilt: the three are one request.
-        #expect(sent[1].sharesStorage(with: sent[0]) && sent[2].sharesStorage(with: sent[0]))
+        // Kept from the URL's second call (a URL called once is not worth keeping), then reused, not rebuilt.
+        #expect(!sent[1].sharesStorage(with: sent[0]))
+        #expect(sent[2].sharesStorage(with: sent[1]) && sent[3].sharesStorage(with: sent[1]))
     }
 
     @Test func aGETWithHeadersOfItsOwnIsBuiltForItself() async throws {

@@ -12,7 +12,7 @@ import Testing
         let first = try URLBuilder.url(base: base, path: "/users/42", query: [], recent: recent)
         #expect(first.absoluteString == "https://api.example.com/v1/users/42?tenant=acme")
         #expect(recent.url(for: "/users/42")?.url == first)
-        #expect(recent.url(for: "/users/42")?.key == "https://api.example.com/v1/users/42?tenant=acme")
+        #expect(recent.url(for: "/users/42")?.text.text == "https://api.example.com/v1/users/42?tenant=acme")
         #expect(try URLBuilder.url(base: base, path: "/users/42", query: [], recent: recent) == first)
         #expect(recent.count == 1)
         #expect(try URLBuilder.url(base: base, path: "/users/43", query: [], recent: recent) != first)

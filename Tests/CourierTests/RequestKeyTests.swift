@@ -33,7 +33,7 @@ private func key(_ url: String, method: RequestMethod = .get, headers: HeaderFie
 
     @Test func aRequestKeepsItsNormalizedURLOnlyUntilTheURLChanges() {
         var request = TransportRequest(url: URL(string: "https://API.example.com/a")!)
-        request.keepURLKey(RequestKey.normalize(request.url))
+        request.keepURLText(URLText(RequestKey.normalize(request.url)))
         let copy = request
         request.url = URL(string: "https://api.example.com/B#x")!
         #expect(request.urlKey == "https://api.example.com/B")

@@ -66,7 +66,7 @@ struct CacheStorage {
         /// Tells a slot's current entry from one stored there earlier.
         let id: UInt64
         var entry: CachedResponse
-        let url: String
+        let url: URLText
         let partition: CachePartition
         /// Toward the most recently used end.
         var newer: Int?
@@ -85,7 +85,7 @@ struct CacheStorage {
     private var newest: Int?
     private var oldest: Int?
     /// URL → partition → slots of the stored variants, in the order they were stored.
-    private var index: [String: [CachePartition: [Int]]] = [:]
+    private var index = VariantIndex()
     private var lastNodeID: UInt64 = 0
     /// Number of stored entries.
     private(set) var count = 0
@@ -98,8 +98,8 @@ struct CacheStorage {
 
     /// The stored variants for `url` and `partition`, most recently stored first: matching them against a request's
     /// headers (server-controlled work) happens outside the lock.
-    func candidates(url: String, partition: CachePartition) -> [Candidate] {
-        guard let variants = index[url]?[partition] else { return [] }
+    func candidates(url: URLText, partition: CachePartition) -> [Candidate] {
+        guard let variants = index.slots(url: url, partition: partition) else { return [] }
         return variants.reversed().compactMap { slot in
             slots[slot].map { node in Candidate(slot: slot, id: node.id, entry: entry(inSlot: slot)) }
         }
@@ -109,8 +109,8 @@ struct CacheStorage {
     /// used: it then answers every request, so the common lookup takes one critical section and builds no list.
     /// `.none` when nothing is stored; `.needsMatching` when the newest variant has a `Vary` to match against the
     /// request, which ``candidates(url:partition:)`` leaves to be done outside the lock.
-    mutating func unvariedEntry(url: String, partition: CachePartition) -> UnvariedLookup {
-        guard let slot = index[url]?[partition]?.last, slots[slot] != nil else { return .none }
+    mutating func unvariedEntry(url: URLText, partition: CachePartition) -> UnvariedLookup {
+        guard let slot = index.newestSlot(url: url, partition: partition), slots[slot] != nil else { return .none }
         // The node is read in place: copying it out would retain each of its fields.
         guard slots[slot].unsafelyUnwrapped.entry.varyNames.isEmpty else { return .needsMatching }
         if newest != slot {
@@ -145,7 +145,7 @@ struct CacheStorage {
     }
 
     /// The URLs with at least one stored entry.
-    var urls: Dictionary<String, [CachePartition: [Int]]>.Keys { index.keys }
+    var urls: Set<String> { index.urls }
 
     /// Every stored entry with its URL, in no particular order (O(n)): to be filtered outside the lock.
     var allCandidates: [(url: String, candidate: Candidate)] {
@@ -153,7 +153,7 @@ struct CacheStorage {
             slots[slot].map { node in
                 var entry = node.entry
                 entry.generation = node.id
-                return (node.url, Candidate(slot: slot, id: node.id, entry: entry))
+                return (node.url.text, Candidate(slot: slot, id: node.id, entry: entry))
             }
         }
     }
@@ -180,13 +180,15 @@ struct CacheStorage {
     /// Stores `entry` as the most recently used, replacing the variants that `headers` (the request it answers)
     /// would have selected, then evicts least recently used entries until the limits hold.
     mutating func insert(
-        _ entry: CachedResponse, url: String, partition: CachePartition, replacing headers: HeaderFields
+        _ entry: CachedResponse, url: URLText, partition: CachePartition, replacing headers: HeaderFields
     ) -> Insertion {
         var replaced = removeVariants(url: url, partition: partition, matching: headers)
         guard limits.maxEntries > 0, entry.byteCount <= limits.maxEntryBytes, entry.byteCount <= limits.maxBytes else {
             return Insertion(stored: false, replaced: replaced, evicted: 0)
         }
-        while let variants = index[url]?[partition], variants.count >= Self.maxVariants, let oldest = variants.first {
+        while let variants = index.slots(url: url, partition: partition), variants.count >= Self.maxVariants,
+            let oldest = variants.first
+        {
             remove(oldest)
             replaced += 1
         }
@@ -201,7 +203,7 @@ struct CacheStorage {
             slots.append(node)
         }
         linkAsNewest(slot)
-        index[url, default: [:]][partition, default: []].append(slot)
+        index.append(slot, url: url, partition: partition)
         count += 1
         totalBytes += entry.byteCount
         var evicted = 0
@@ -234,8 +236,8 @@ struct CacheStorage {
 
     /// Removes the variants for `url` and `partition` that `headers` select; returns how many.
     @discardableResult
-    mutating func removeVariants(url: String, partition: CachePartition, matching headers: HeaderFields) -> Int {
-        guard let variants = index[url]?[partition] else { return 0 }
+    mutating func removeVariants(url: URLText, partition: CachePartition, matching headers: HeaderFields) -> Int {
+        guard let variants = index.slots(url: url, partition: partition) else { return 0 }
         let matching = variants.filter { slots[$0]?.entry.matches(headers) == true }
         for slot in matching { remove(slot) }
         return matching.count
@@ -243,9 +245,8 @@ struct CacheStorage {
 
     /// Removes every variant in every partition for `url`; returns how many.
     @discardableResult
-    mutating func removeAll(url: String) -> Int {
-        guard let partitions = index[url] else { return 0 }
-        let doomed = partitions.values.flatMap { $0 }
+    mutating func removeAll(url: URLText) -> Int {
+        let doomed = index.allSlots(url: url)
         for slot in doomed { remove(slot) }
         return doomed.count
     }
@@ -256,7 +257,7 @@ struct CacheStorage {
         freeSlots = []
         newest = nil
         oldest = nil
-        index = [:]
+        index = VariantIndex()
         count = 0
         totalBytes = 0
     }
@@ -266,7 +267,7 @@ struct CacheStorage {
         var result: [(url: String, entry: CachedResponse)] = []
         var cursor = oldest
         while let slot = cursor, let node = slots[slot] {
-            result.append((node.url, node.entry))
+            result.append((node.url.text, node.entry))
             cursor = node.newer
         }
         return result
@@ -279,13 +280,14 @@ struct CacheStorage {
         var cursor = oldest
         var previous: Int?
         while let slot = cursor, let node = slots[slot] {
-            guard node.older == previous, index[node.url]?[node.partition]?.contains(slot) == true else { return false }
+            guard node.older == previous, index.slots(url: node.url, partition: node.partition)?.contains(slot) == true
+            else { return false }
             walked += 1
             bytes += node.entry.byteCount + node.decodedBytes
             previous = slot
             cursor = node.newer
         }
-        let indexed = index.values.reduce(0) { $0 + $1.values.reduce(0) { $0 + $1.count } }
+        let indexed = index.count
         return previous == newest && walked == count && indexed == count && bytes == totalBytes
             && slots.count - freeSlots.count == count
     }
@@ -299,14 +301,7 @@ struct CacheStorage {
         freeSlots.append(slot)
         count -= 1
         totalBytes -= node.entry.byteCount + node.decodedBytes
-        // The URL's partitions are taken out and put back only if something is left: one lookup of the URL for the
-        // common case of one variant in one partition, where the index took five.
-        guard var partitions = index.removeValue(forKey: node.url) else { return }
-        if var variants = partitions.removeValue(forKey: node.partition) {
-            variants.removeAll { $0 == slot }
-            if !variants.isEmpty { partitions[node.partition] = variants }
-        }
-        if !partitions.isEmpty { index[node.url] = partitions }
+        index.remove(slot, url: node.url, partition: node.partition)
     }
 
     private mutating func unlink(_ slot: Int) {

@@ -68,10 +68,10 @@ extension ResponseCache {
     /// memory changed meanwhile (`seen` are the generations the miss saw): a newer entry is never replaced by an
     /// older file.
     nonisolated func promoted(
-        url: String, partition: CachePartition, _ request: TransportRequest, seen: [UInt64]
+        url: URLText, partition: CachePartition, _ request: TransportRequest, seen: [UInt64]
     ) -> CachedResponse? {
         guard let disk else { return nil }
-        let loaded = disk.load(url: url, partition: { partition.digest }, matching: request.headers)
+        let loaded = disk.load(url: url.text, partition: { partition.digest }, matching: request.headers)
         guard var found = loaded.first else { return nil }
         state.withLock { state in
             state.counters.diskReads += loaded.count
@@ -86,15 +86,16 @@ extension ResponseCache {
     /// Writes what memory now holds for `request`'s variant to the disk tier (or removes it there), outside the
     /// lock, in the caller's task.
     nonisolated func persist(
-        _ entry: CachedResponse?, url: String, _ partition: CachePartition, _ request: TransportRequest
+        _ entry: CachedResponse?, url: URLText, _ partition: CachePartition, _ request: TransportRequest
     ) {
         guard let disk else { return }
         let digest = partition.digest
         guard let entry, DiskStore.mayPersist(entry, for: request) else {
-            disk.removeVariants(url: url, partition: digest, matching: request.headers)
+            disk.removeVariants(url: url.text, partition: digest, matching: request.headers)
             return
         }
-        let record = DiskRecord(url: url, partition: digest, varyNames: entry.varyNames, varyValues: entry.varyValues)
+        let record = DiskRecord(
+            url: url.text, partition: digest, varyNames: entry.varyNames, varyValues: entry.varyValues)
         disk.write(entry, record: record, replacing: request.headers)
     }
 }

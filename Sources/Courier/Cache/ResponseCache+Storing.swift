@@ -39,7 +39,7 @@ extension ResponseCache {
     ) -> (storedBytes: Int?, evicted: Int) {
         let status = response.statusCode
         guard request.method == .get, Freshness.isStorableFinalStatus(status) else { return (nil, 0) }
-        let url = request.urlKey
+        let url = request.urlText
         let partition = CachePartition(identity: partition, request: request)
         let requestDirectives = Freshness.requestDirectives(request.headers)
         if requestDirectives.noStore {
@@ -122,7 +122,7 @@ extension ResponseCache {
         _ entry: CachedResponse, with notModified: TransportResponse, for request: TransportRequest, partition: String?,
         requestTime: Date, responseTime: Date
     ) async -> CachedResponse? {
-        let url = request.urlKey
+        let url = request.urlText
         let key = CachePartition(identity: partition, request: request)
         let candidates = state.withLock { $0.storage.candidates(url: url, partition: key) }
         let current = candidates.first { $0.entry.matches(request.headers) }

@@ -104,7 +104,7 @@ public actor ResponseCache {
     ///   - partition: The identity the response was stored under, or `nil`.
     /// - Returns: The stored response, or `nil`.
     public nonisolated func cachedResponse(for request: TransportRequest, partition: String?) async -> CachedResponse? {
-        let url = request.urlKey
+        let url = request.urlText
         return entry(url: url, partition: CachePartition(identity: partition, request: request), request)
     }
 
@@ -132,7 +132,7 @@ public actor ResponseCache {
         guard CacheLookup.isServable(request), policy != .reloadIgnoringCache else {
             return policy == .onlyIfCached ? .unsatisfiable : .miss
         }
-        let url = request.urlKey
+        let url = request.urlText
         let directives = Freshness.requestDirectives(request.headers)
         let partition = CachePartition(identity: partition, request: request)
         return decide(url: url, partition: partition, request, directives, policy, now)
@@ -142,7 +142,7 @@ public actor ResponseCache {
 
     /// The variant `request` selects. `Vary` matching runs outside the lock: how much of it there is depends on the
     /// server, and a slow match must not hold up every other lookup.
-    nonisolated func entry(url: String, partition: CachePartition, _ request: TransportRequest)
+    nonisolated func entry(url: URLText, partition: CachePartition, _ request: TransportRequest)
         -> CachedResponse?
     {
         switch state.withLock({ $0.storage.unvariedEntry(url: url, partition: partition) }) {
@@ -159,7 +159,7 @@ public actor ResponseCache {
     }
 
     nonisolated func decide(
-        url: String, partition: CachePartition, _ request: TransportRequest, _ directives: CacheControl,
+        url: URLText, partition: CachePartition, _ request: TransportRequest, _ directives: CacheControl,
         _ policy: CachePolicy, _ now: Date
     ) -> CacheLookup {
         let stored = entry(url: url, partition: partition, request)
@@ -188,7 +188,7 @@ public actor ResponseCache {
 
     /// Removes one stored variant, if it is still the same generation, from both tiers.
     nonisolated func removeIfCurrent(
-        _ candidate: CacheStorage.Candidate, url: String, _ partition: CachePartition, _ request: TransportRequest
+        _ candidate: CacheStorage.Candidate, url: URLText, _ partition: CachePartition, _ request: TransportRequest
     ) {
         let removed = state.withLock { state in
             guard state.storage.holds(candidate) else { return false }
@@ -200,7 +200,7 @@ public actor ResponseCache {
 
     @discardableResult
     nonisolated func put(
-        _ entry: CachedResponse?, url: String, _ partition: CachePartition, _ request: TransportRequest
+        _ entry: CachedResponse?, url: URLText, _ partition: CachePartition, _ request: TransportRequest
     ) -> CacheStorage.Insertion {
         let insertion = state.withLock { state in
             guard let entry else {
@@ -222,7 +222,7 @@ public actor ResponseCache {
     nonisolated func removeAll(urls: [String]) -> Int {
         let fromDisk = disk?.remove(urls: urls) ?? 0
         return state.withLock { state in
-            let removed = max(fromDisk, urls.reduce(0) { $0 + state.storage.removeAll(url: $1) })
+            let removed = max(fromDisk, urls.reduce(0) { $0 + state.storage.removeAll(url: URLText($1)) })
             state.counters.invalidations += removed
             return removed
         }

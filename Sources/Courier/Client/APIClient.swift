@@ -360,7 +360,7 @@ public final class APIClient: Sendable {
         var built = TransportRequest(
             method: request.method, url: url, headers: headers, body: body, credentials: scope.credentials)
         built.redirectPolicy = request.redirectPolicy ?? configuration.redirectPolicy
-        built.keepURLKey(target.key)
+        built.keepURLText(target.text)
         // A plain `GET` is kept for reuse from its URL's second call: a URL called once (a new query each time) does
         // not pay for keeping it.
         guard isPlainGET, isKnown else { return Prepared(request: built, isTrusted: isTrusted) }

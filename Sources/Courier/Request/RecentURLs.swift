@@ -21,26 +21,27 @@ final class RecentURLs: Sendable {
     /// released each of them.
     final class Entry: Sendable {
         let url: URL
-        let key: String
+        /// The URL's normalized text, with its hash.
+        let text: URLText
         /// What the entry is kept under: the path as the caller wrote it, or the URL's whole text.
         let storedAs: String
         /// The request a plain `GET` of this URL built, once one was sent; see ``PlainGET``.
         let plainGET: PlainGET?
 
         convenience init(_ url: URL, storedAs: String) {
-            self.init(url: url, key: RequestKey.normalize(url), storedAs: storedAs, plainGET: nil)
+            self.init(url: url, text: URLText(RequestKey.normalize(url)), storedAs: storedAs, plainGET: nil)
         }
 
-        private init(url: URL, key: String, storedAs: String, plainGET: PlainGET?) {
+        private init(url: URL, text: URLText, storedAs: String, plainGET: PlainGET?) {
             self.url = url
-            self.key = key
+            self.text = text
             self.storedAs = storedAs
             self.plainGET = plainGET
         }
 
         /// The same entry with `plainGET` kept beside it.
         func keeping(_ plainGET: PlainGET) -> Entry {
-            Entry(url: url, key: key, storedAs: storedAs, plainGET: plainGET)
+            Entry(url: url, text: text, storedAs: storedAs, plainGET: plainGET)
         }
     }
 

@@ -16,7 +16,7 @@ public struct TransportRequest: Sendable, Hashable {
         get { storage.fields.url }
         _modify {
             let storage = uniqueStorage()
-            storage.urlKey = nil
+            storage.urlText = nil
             yield &storage.fields.url
         }
     }
@@ -77,12 +77,17 @@ public struct TransportRequest: Sendable, Hashable {
     /// The URL as the cache and the coalescing key compare it (``RequestKey/normalize(_:)``): kept from when the
     /// client built the request, so that a call normalizes its URL once rather than at every lookup and key.
     var urlKey: String {
-        storage.urlKey ?? RequestKey.normalize(url)
+        storage.urlText?.text ?? RequestKey.normalize(url)
     }
 
-    /// Keeps `key` as this request's ``urlKey``; it must be the normalized form of ``url``.
-    mutating func keepURLKey(_ key: String) {
-        uniqueStorage().urlKey = key
+    /// ``urlKey`` with its hash, which the cache's index is keyed by.
+    var urlText: URLText {
+        storage.urlText ?? URLText(RequestKey.normalize(url))
+    }
+
+    /// Keeps `text` as this request's ``urlText``; it must be the normalized form of ``url``.
+    mutating func keepURLText(_ text: URLText) {
+        uniqueStorage().urlText = text
     }
 
     /// Whether both are copies of one request, unchanged since: then they are equal without comparing a field.
@@ -126,19 +131,19 @@ extension TransportRequest {
         @exclusivity(unchecked) var fields: Fields
         /// The normalized URL, when known; not a field (equal requests may or may not know it). Cleared whenever
         /// the URL changes.
-        @exclusivity(unchecked) var urlKey: String?
+        @exclusivity(unchecked) var urlText: URLText?
 
         init(method: RequestMethod, url: URL, headers: HeaderFields, body: Data?, credentials: CredentialPolicy) {
             fields = Fields(method: method, url: url, headers: headers, body: body, credentials: credentials)
         }
 
-        private init(fields: Fields, urlKey: String?) {
+        private init(fields: Fields, urlText: URLText?) {
             self.fields = fields
-            self.urlKey = urlKey
+            self.urlText = urlText
         }
 
         func copy() -> Storage {
-            Storage(fields: fields, urlKey: urlKey)
+            Storage(fields: fields, urlText: urlText)
         }
     }
 }
