@@ -45,6 +45,46 @@ private typealias Kit = EventTestKit
         #expect(client.metrics.upstreamCalls == 1)
     }
 
+    @Test func aStoredUnacceptableStatusServedFromTheCacheFailsTheCallAndReportsIt() async throws {
+        let transport = MockTransport.responding(
+            status: 404, headers: ["Cache-Control": "max-age=60"], body: "no such user")
+        let client = Kit.makeClient(transport, cache: ResponseCache())
+        await #expect(throws: APIError.self) { try await client.send(APIRequest<Data>.get("/users/9")) }
+        let events = client.events
+        let error = await #expect(throws: APIError.self) { try await client.send(APIRequest<Data>.get("/users/9")) }
+        guard case .unacceptableStatus(let response)? = error else {
+            Issue.record("expected unacceptableStatus, got \(String(describing: error))")
+            return
+        }
+        #expect(response.statusCode == 404 && response.body == Data("no such user".utf8))
+        let kinds = await Kit.collect(events, from: client.eventLog).map(\.kind)
+        #expect(kinds.count == 3)
+        #expect(kinds.prefix(2) == [Kit.started("/users/9"), .cacheHit(stale: false)])
+        guard case .requestFailed? = kinds.last else {
+            Issue.record("expected requestFailed last, got \(kinds)")
+            return
+        }
+        #expect(transport.callCount == 1, "the second call was answered from the cache")
+        #expect(client.metrics.failures == 2 && client.metrics.cacheHits == 1)
+    }
+
+    @Test func badInputFailsBeforeAnythingIsLookedUpOrSentAndReportsIt() async throws {
+        let transport = MockTransport.responding(body: "unused")
+        let client = Kit.makeClient(transport, cache: ResponseCache())
+        let events = client.events
+        var request = APIRequest<Data>.get("/users")
+        request.method = RequestMethod(rawValue: "GET /admin HTTP/1.1\r\nX:")
+        await #expect(throws: APIError.self) { try await client.send(request) }
+        let kinds = await Kit.collect(events, from: client.eventLog).map(\.kind)
+        #expect(kinds.count == 2)
+        guard case .requestFailed? = kinds.last else {
+            Issue.record("expected requestFailed last, got \(kinds)")
+            return
+        }
+        #expect(transport.callCount == 0)
+        #expect(client.metrics.failures == 1 && client.metrics.cacheMisses == 0)
+    }
+
     @Test func aJoinerReportsTheLeaderInsteadOfAttempts() async throws {
         let gate = CoalescerTestKit.Gate()
         let transport = MockTransport { _, _ in

@@ -78,7 +78,12 @@ public final class APIClient: Sendable {
         // handed on as they are: nothing but the decoding depends on `T`, and the path of the call is not generic
         // and stays in this module.
         let decoder = decoder(for: request.fields)
-        let answer = try await answer(request.fields, decodingOnce: nil)
+        // A fresh hit is answered by `start` itself, without a suspension point.
+        let answer =
+            switch try start(request.fields, decodingOnce: nil) {
+            case .answered(let answer): answer
+            case .sending(let sending): try await answer(sending, request.fields, decodingOnce: nil)
+            }
         return APIResponse(value: try value(of: answer, as: T.self, decoder: decoder), head: finished(answer))
     }
 
@@ -92,8 +97,13 @@ public final class APIClient: Sendable {
     public func send<T: Decodable & Sendable>(_ request: APIRequest<T>) async throws -> APIResponse<T> {
         let decoder = decoder(for: request.fields)
         // `Data` needs no decoding: sharing it would only box it.
-        let answer = try await answer(
-            request.fields, decodingOnce: T.self == Data.self ? nil : SharedDecoding(T.self, decoder: decoder))
+        let shared = T.self == Data.self ? nil : SharedDecoding(T.self, decoder: decoder)
+        // A fresh hit is answered by `start` itself, without a suspension point.
+        let answer =
+            switch try start(request.fields, decodingOnce: shared) {
+            case .answered(let answer): answer
+            case .sending(let sending): try await answer(sending, request.fields, decodingOnce: shared)
+            }
         return APIResponse(value: try sharedValue(of: answer, as: T.self, decoder: decoder), head: finished(answer))
     }
 
@@ -104,7 +114,11 @@ public final class APIClient: Sendable {
     /// - Throws: ``APIError`` for every failure, or `CancellationError` when the calling task is cancelled.
     @discardableResult
     public func send(_ request: APIRequest<Void>) async throws -> APIResponse<Void> {
-        let answer = try await answer(request.fields, decodingOnce: nil)
+        let answer =
+            switch try start(request.fields, decodingOnce: nil) {
+            case .answered(let answer): answer
+            case .sending(let sending): try await answer(sending, request.fields, decodingOnce: nil)
+            }
         return APIResponse(value: (), head: finished(answer))
     }
 
@@ -125,6 +139,11 @@ public final class APIClient: Sendable {
             configuration.authenticator == nil && configuration.adapters.isEmpty
             ? try route(request, id: id, decoding: shared)
             : try await routeAuthorizing(request, id: id, decoding: shared)
+        return try await send(route, for: request)
+    }
+
+    /// Steps 4–6 of a call whose steps 1–3 gave `route`.
+    nonisolated(nonsending) func send(_ route: Route, for request: RequestFields) async throws -> Exchange {
         let exchange: Exchange
         switch route {
         case .answered(let answer):
@@ -138,6 +157,11 @@ public final class APIClient: Sendable {
             exchange = try await sendServingStaleOnError(call)
         }
         // 6. Check the status, unless the caller reads every status itself; the caller decodes.
+        return try checked(exchange, for: request)
+    }
+
+    /// The exchange, unless its status is not acceptable and the caller does not read every status itself.
+    func checked(_ exchange: Exchange, for request: RequestFields) throws -> Exchange {
         let isAcceptable = configuration.acceptableStatusCodes.contains(exchange.response.statusCode)
         guard isAcceptable || !request.throwsOnUnacceptableStatus else {
             throw unacceptableStatusError(exchange.response, for: request)
@@ -146,14 +170,14 @@ public final class APIClient: Sendable {
     }
 
     /// Where step 3 leads: an answer from the cache, or a call to send.
-    private enum Route {
+    enum Route {
         case answered(Exchange)
         case send(Call)
     }
 
     /// Steps 1–3 for a client without an authenticator or adapters, where none of them waits.
     @inline(never)  // its values stay on the thread's stack, off the async frame of `perform`
-    private func route(_ request: RequestFields, id: CallID, decoding shared: SharedDecoding?) throws(APIError)
+    func route(_ request: RequestFields, id: CallID, decoding shared: SharedDecoding?) throws(APIError)
         -> Route
     {
         // 1. Build the request: bad input fails here, and nothing is sent.
