@@ -268,10 +268,7 @@ public final class APIClient: Sendable {
     /// decodes it once (``runFlight(_:)``).
     private nonisolated(nonsending) func sendShared(_ call: Call) async throws -> Exchange {
         guard let key = sharingKey(for: call) else { return try await runFlight(call) }
-        // The closure captures the call alone, which then serves as its context: no allocation for it.
-        let coalesced = try await coalescer.run(key, bound: waitBound(for: call)) { [call] in
-            try await call.client.runFlight(call)
-        }
+        let coalesced = try await coalescer.run(key, bound: waitBound(for: call), operation: call)
         return joined(coalesced, call: call)
     }
 
@@ -311,7 +308,7 @@ public final class APIClient: Sendable {
     /// The work of one flight, however many callers share it: send with retries, record the answer in the cache,
     /// decode it once for the callers that share decoding.
     @inline(never)  // called from the flight's task and, unshared, from `sendShared`: neither carries its frame
-    private nonisolated(nonsending) func runFlight(_ call: Call) async throws -> Exchange {
+    nonisolated(nonsending) func runFlight(_ call: Call) async throws -> Exchange {
         // The outgoing request is read from the call, not copied: this frame lives in the flight task beside the retry
         // loop's, and together they must fit the task's first slab of memory.
         var exchange = try await sendWithRetries(call, first: call.outgoing.request)
@@ -418,7 +415,7 @@ public final class APIClient: Sendable {
     /// With an authorization, each attempt carries a valid credential and a `401` earns one refresh and one resend.
     /// The resend counts in ``APIResponse/attempts`` but not against the retry policy. The first attempt sends `first`
     /// as it is (adapters already applied); later ones adapt again, so signatures and timestamps are fresh.
-    @inline(never)
+    @inline(__always)
     nonisolated(nonsending) func sendWithRetries(_ call: Call, first: TransportRequest) async throws -> Exchange {
         // Bound again here: the flight may run in a task of its own, and its refreshes belong to its leader.
         // Only a call with a credential can refresh, so only it pays for binding the scope. (That path is a function

@@ -42,6 +42,13 @@ final class Call: Sendable {
     var partition: String? { authorization?.identity }
 }
 
+/// A call is the work of the flight it leads: the coalescer runs it in the flight's task.
+extension Call: FlightOperation {
+    nonisolated(nonsending) func run() async throws -> Exchange {
+        try await client.runFlight(self)
+    }
+}
+
 /// Decodes a flight's body once, in the flight, for every caller that asks for the same type with the same decoder:
 /// with Foundation's `JSONDecoder` on Linux a 200-byte object costs about 80,000 instructions, so 10,000 joiners
 /// decoding the same bytes would spend most of their time doing it again.

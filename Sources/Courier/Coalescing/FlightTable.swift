@@ -4,6 +4,11 @@
 /// or cancels a task: each returns what must happen, and the caller does it after the lock is released (the waiters
 /// a flight hands back are resumed with `Waiters.resumeAll(with:)` then). A new flight's task is started by its
 /// leader after `register`, outside the lock, and kept with `attach`.
+/// The task a flight runs in. Its operation never throws (the outcome goes to the waiters), but it is declared as
+/// throwing: `Task.immediate` wraps a non-throwing operation in one more async function, a frame allocated and an
+/// executor checked on every flight.
+typealias FlightTask = Task<Void, any Error>
+
 struct FlightTable<Key: Hashable & Sendable, Value: Sendable> {
     /// A suspended caller. Unchecked: the table hands each waiter out exactly once (`finish` or `leave`, never both),
     /// and a checked continuation costs an allocation per caller.
@@ -14,7 +19,7 @@ struct FlightTable<Key: Hashable & Sendable, Value: Sendable> {
         let id: UInt64
         /// `nil` from registration until ``FlightTable/attach(_:to:flightID:)``: the task is started outside the lock,
         /// because it runs on the leader's thread until it first suspends and may finish (taking the lock) meanwhile.
-        var task: Task<Void, Never>?
+        var task: FlightTask?
         var waiters: Waiters
     }
 
@@ -51,7 +56,7 @@ struct FlightTable<Key: Hashable & Sendable, Value: Sendable> {
         /// The flight's next deadline, for its timer; `nil` when it has none left or is gone.
         var next: Duration?
         /// The flight's task when the expired waiters were its last and the policy abandons it.
-        var abandoned: Task<Void, Never>?
+        var abandoned: FlightTask?
     }
 
     /// The callers of one flight: the first one inline, the joiners by id.
@@ -141,7 +146,7 @@ struct FlightTable<Key: Hashable & Sendable, Value: Sendable> {
     /// Returns `false` when the flight is no longer in the table: it either reported its outcome already (its
     /// operation never suspended) or every waiter left it first; the leader then cancels the task, which is harmless
     /// in the first case and stops work nobody waits for in the second.
-    mutating func attach(_ task: Task<Void, Never>, to key: Key, flightID: UInt64) -> Bool {
+    mutating func attach(_ task: FlightTask, to key: Key, flightID: UInt64) -> Bool {
         guard let index = flights.index(forKey: key), flights.values[index].id == flightID else { return false }
         flights.values[index].task = task
         return true
@@ -218,7 +223,7 @@ struct FlightTable<Key: Hashable & Sendable, Value: Sendable> {
     /// cancel when it was the last waiter and the policy says so.
     mutating func leave(
         _ key: Key, waiterID: UInt64, policy: AbandonmentPolicy
-    ) -> (waiter: Waiter?, abandoned: Task<Void, Never>?, timer: Timer?) {
+    ) -> (waiter: Waiter?, abandoned: FlightTask?, timer: Timer?) {
         // Waiter ids are unique across flights, so a miss means the waiter was already resumed (its flight ended)
         // or never registered (it saw its cancellation first): nothing to do, never resume twice.
         guard let index = flights.index(forKey: key), let waiter = flights.values[index].waiters.remove(waiterID)

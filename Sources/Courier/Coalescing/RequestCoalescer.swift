@@ -98,7 +98,7 @@ public actor RequestCoalescer<Key: Hashable & Sendable, Value: Sendable> {
         _ key: Key,
         operation: @escaping @Sendable () async throws -> Value
     ) async throws -> Coalesced<Value> {
-        try await run(key, bound: nil, operation: operation)
+        try await run(key, bound: nil, operation: ClosureOperation(operation: operation))
     }
 
     /// How long one caller waits for a flight before leaving with an error, kept on a ``DeadlineScheduler``.
@@ -121,36 +121,19 @@ public actor RequestCoalescer<Key: Hashable & Sendable, Value: Sendable> {
     nonisolated(nonsending) func run(
         _ key: Key, bound: WaitBound?, operation: @escaping @Sendable () async throws -> Value
     ) async throws -> Coalesced<Value> {
+        try await run(key, bound: bound, operation: ClosureOperation(operation: operation))
+    }
+
+    /// ``run(_:bound:operation:)`` with the flight's work as a ``FlightOperation``.
+    nonisolated(nonsending) func run<Operation: FlightOperation<Value>>(
+        _ key: Key, bound: WaitBound?, operation: Operation
+    ) async throws -> Coalesced<Value> {
         try Task.checkCancellation()
         let waiterID = table.withLock { $0.nextID() }
         var registration = Table.Registration.cancelled
         let value = try await withTaskCancellationHandler {
             try await withUnsafeThrowingContinuation { (waiter: Table.Waiter) in
-                registration = table.withLock { table in
-                    let registration = table.register(waiter, id: waiterID, for: key, isCancelled: Task.isCancelled)
-                    if case .joined(let flightID) = registration, let bound, let limit = bound.joining {
-                        addDeadline(&table, bound, limit, key: key, flightID: flightID, waiterID: waiterID)
-                    }
-                    return registration
-                }
-                switch registration {
-                case .cancelled:
-                    waiter.resume(throwing: CancellationError())
-                case .joined:
-                    break
-                case .lead(let flightID):
-                    // The flight's task starts on this thread and runs until it first suspends; an operation that
-                    // never suspends has resumed this caller before `launch` returns.
-                    let task = launch(flightID, for: key, operation: operation)
-                    let attached = table.withLock { table in
-                        guard table.attach(task, to: key, flightID: flightID) else { return false }
-                        if let bound, let limit = bound.leading {
-                            addDeadline(&table, bound, limit, key: key, flightID: flightID, waiterID: waiterID)
-                        }
-                        return true
-                    }
-                    if !attached { task.cancel() }
-                }
+                registration = enter(waiter, id: waiterID, for: key, bound: bound, operation: operation)
             }
         } onCancel: {
             withdraw(key, waiterID: waiterID, error: CancellationError())
@@ -160,6 +143,40 @@ public actor RequestCoalescer<Key: Hashable & Sendable, Value: Sendable> {
         case .lead(let flightID): return Coalesced(value: value, joined: false, flightID: flightID)
         case .cancelled: throw CancellationError()
         }
+    }
+
+    /// Registers a suspended caller: it joins the flight for `key`, or leads a new one and starts its task, or is
+    /// resumed at once when its task was cancelled already.
+    @inline(never)  // its temporaries stay off the async frame of `run`, which every waiter's task holds
+    private nonisolated func enter<Operation: FlightOperation<Value>>(
+        _ waiter: Table.Waiter, id waiterID: UInt64, for key: Key, bound: WaitBound?, operation: Operation
+    ) -> Table.Registration {
+        let registration = table.withLock { table in
+            let registration = table.register(waiter, id: waiterID, for: key, isCancelled: Task.isCancelled)
+            if case .joined(let flightID) = registration, let bound, let limit = bound.joining {
+                addDeadline(&table, bound, limit, key: key, flightID: flightID, waiterID: waiterID)
+            }
+            return registration
+        }
+        switch registration {
+        case .cancelled:
+            waiter.resume(throwing: CancellationError())
+        case .joined:
+            break
+        case .lead(let flightID):
+            // The flight's task starts on this thread and runs until it first suspends; an operation that never
+            // suspends has resumed this caller before `launch` returns.
+            let task = launch(flightID, for: key, operation: operation)
+            let attached = table.withLock { table in
+                guard table.attach(task, to: key, flightID: flightID) else { return false }
+                if let bound, let limit = bound.leading {
+                    addDeadline(&table, bound, limit, key: key, flightID: flightID, waiterID: waiterID)
+                }
+                return true
+            }
+            if !attached { task.cancel() }
+        }
+        return registration
     }
 
     /// Removes a waiter that leaves early and resumes it with `error`; cancels the flight if it was the last.
@@ -214,15 +231,16 @@ public actor RequestCoalescer<Key: Hashable & Sendable, Value: Sendable> {
     /// a flight costs no hop to another thread to start, and an operation that completes without suspending (a
     /// fresh answer from memory) never waits for a thread at all. It is started from this nonisolated method, so
     /// neither the task nor the operation runs on the actor's executor.
-    private nonisolated func launch(
+    @inline(never)  // its temporaries stay off the async frame of `run`, which every waiter's task holds
+    private nonisolated func launch<Operation: FlightOperation<Value>>(
         _ flightID: UInt64,
         for key: Key,
-        operation: @escaping @Sendable () async throws -> Value
-    ) -> Task<Void, Never> {
-        Task.immediate { [table] in
+        operation: Operation
+    ) -> FlightTask {
+        Task.immediate { [table] () async throws in
             let outcome: Result<Value, any Error>
             do {
-                outcome = .success(try await operation())
+                outcome = .success(try await operation.run())
             } catch {
                 outcome = .failure(error)
             }
@@ -234,5 +252,23 @@ public actor RequestCoalescer<Key: Hashable & Sendable, Value: Sendable> {
             }
             waiters?.resumeAll(with: outcome)
         }
+    }
+}
+
+/// The work of a flight, run in the flight's task. A value rather than a closure: the coalescer is specialized for it,
+/// and `run` is `nonisolated(nonsending)`, so the flight's task enters it with no executor check (a closure is a plain
+/// async function, checked on entry and again on return: about 250 instructions per flight).
+protocol FlightOperation<Value>: Sendable {
+    associatedtype Value: Sendable
+    /// Does the work; what it returns or throws goes to every waiter of the flight.
+    nonisolated(nonsending) func run() async throws -> Value
+}
+
+/// A flight's work given as a closure, as ``RequestCoalescer/run(_:operation:)`` takes it.
+private struct ClosureOperation<Value: Sendable>: FlightOperation {
+    let operation: @Sendable () async throws -> Value
+
+    nonisolated(nonsending) func run() async throws -> Value {
+        try await operation()
     }
 }
