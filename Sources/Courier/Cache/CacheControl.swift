@@ -78,6 +78,17 @@ extension CacheControl {
         string.withUTF8 { apply(directivesIn: $0) }
     }
 
+    /// The directives of every `Cache-Control` field of `headers`, read in place: collecting the values into an array
+    /// first cost an allocation and about 600 instructions on every response the cache looks at.
+    static func parse(cacheControlOf headers: HeaderFields) -> CacheControl {
+        var result = CacheControl()
+        for index in headers.fields.indices where headers.fields[index].hasName("cache-control") {
+            var value = headers.fields[index].value
+            value.withUTF8 { result.apply(directivesIn: $0) }
+        }
+        return result
+    }
+
     /// Parses every `Cache-Control` field line of a message and merges them with the duplicate rules above.
     ///
     /// Equivalent to parsing the lines joined by `", "`, except that an unterminated quoted-string cannot swallow

@@ -49,7 +49,7 @@ extension ResponseCache {
         // The common answer (a heuristically cacheable status, no `no-store` in sight) goes straight to the entry,
         // which parses its fields once; only the others have their `Cache-Control` parsed here first, once.
         if !Freshness.isHeuristicallyCacheable(status) || Self.mentionsNoStore(response.headers) {
-            let directives = CacheControl.parse(response.headers.values(for: "cache-control"))
+            let directives = CacheControl.parse(cacheControlOf: response.headers)
             let hasExpires = response.headers.contains("Expires")
             // A status with no lifetime to use (a 500 without `max-age`) leaves what is stored alone: it may
             // still stand in under `stale-if-error`.
@@ -92,7 +92,7 @@ extension ResponseCache {
             let target = URL(string: location.trimmingCharacters(in: .whitespaces), relativeTo: request.url),
             RequestKey.normalize(target.absoluteURL) == request.urlKey
         else { return nil }
-        let directives = CacheControl.parse(response.headers.values(for: "Cache-Control"))
+        let directives = CacheControl.parse(cacheControlOf: response.headers)
         guard directives.maxAge != nil || response.headers.contains("Expires") else { return nil }
         var get = request
         get.method = .get
