@@ -312,7 +312,11 @@ public final class APIClient: Sendable {
         // The outgoing request is read from the call, not copied: this frame lives in the flight task beside the retry
         // loop's, and together they must fit the task's first slab of memory.
         var exchange = try await sendWithRetries(call, first: call.outgoing.request)
-        if call.outgoing.changesTheCache { exchange = try await record(exchange, call.outgoing, call: call) }
+        // Storing, the common case, waits for nothing and runs as a plain function; a merge or an invalidation may
+        // send again or wait for the disk tier.
+        if call.outgoing.changesTheCache, !storeIfThatIsAll(exchange, call.outgoing, id: call.id) {
+            exchange = try await record(exchange, call.outgoing, call: call)
+        }
         decodeOnce(&exchange, for: call)
         return exchange
     }
