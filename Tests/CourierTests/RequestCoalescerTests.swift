@@ -136,6 +136,40 @@ struct RequestCoalescerTests {
         await Kit.expectDrained(coalescer)
     }
 
+    /// Joiners are kept in order and indexed by id from the first early leave on; once most slots are empty they are
+    /// compacted. Callers that join after the index was built, and after a compaction, must still be found when they
+    /// leave and resumed when the flight ends.
+    @Test(.timeLimit(.minutes(1))) func joinersThatLeaveInBurstsAroundLaterJoinsAreEachResumedOnce() async throws {
+        let coalescer = RequestCoalescer<String, Int>()
+        let (gate, tally) = (Kit.Gate(), Kit.Tally())
+        let first = Kit.spawn(300, on: coalescer, key: "k", operation: Self.gated(gate, tally, value: 7))
+        try await Kit.waitForWaiters(300, on: coalescer)
+        // 250 of the first 300 leave (well past the compaction floor and half of the slots), leader included.
+        for caller in first.prefix(250) { caller.cancel() }
+        for caller in first.prefix(250) {
+            await #expect(throws: CancellationError.self) { try await caller.value }
+        }
+        #expect(await coalescer.waiterCount == 50)
+        let second = Kit.spawn(200, on: coalescer, key: "k", operation: Self.gated(gate, tally, value: 8))
+        try await Kit.waitForWaiters(250, on: coalescer)
+        // Every other late joiner leaves too: they were added after the index was built and after the compaction.
+        for (index, caller) in second.enumerated() where index.isMultiple(of: 2) { caller.cancel() }
+        for (index, caller) in second.enumerated() where index.isMultiple(of: 2) {
+            await #expect(throws: CancellationError.self) { try await caller.value }
+        }
+        #expect(await coalescer.waiterCount == 150)
+        #expect(await coalescer.flightCount == 1)
+        await gate.open()
+        for caller in first.suffix(50) { #expect(try await caller.value.value == 7) }
+        for (index, caller) in second.enumerated() where !index.isMultiple(of: 2) {
+            let result = try await caller.value
+            #expect(result.value == 7 && result.joined)
+        }
+        #expect(await tally.count("call") == 1)
+        #expect(await tally.count("completed") == 1)
+        await Kit.expectDrained(coalescer)
+    }
+
     @Test func lastLeaverCancelsTheFlight() async throws {
         let coalescer = RequestCoalescer<String, Int>()
         let (gate, tally) = (Kit.Gate(), Kit.Tally())

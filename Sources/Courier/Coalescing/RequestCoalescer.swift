@@ -128,7 +128,8 @@ public actor RequestCoalescer<Key: Hashable & Sendable, Value: Sendable> {
     nonisolated(nonsending) func run<Operation: FlightOperation<Value>>(
         _ key: Key, bound: WaitBound?, operation: Operation
     ) async throws -> Coalesced<Value> {
-        try Task.checkCancellation()
+        // A caller already cancelled is turned away by `register`, under the lock, before it can start a flight: a
+        // check here as well would cost every call a read of its task's status.
         let waiterID = table.withLock { $0.nextID() }
         var registration = Table.Registration.cancelled
         let value = try await withTaskCancellationHandler {
