@@ -64,7 +64,7 @@ struct CacheControl: Sendable, Equatable {
     var staleIfError: Int?
     /// Unrecognised directives keyed by lowercased name; the value is the unquoted argument or `nil` if there was
     /// none. The first occurrence of a name wins, since unknown directives have no "restrictive" ordering.
-    var extensions: [String: String?] = [:]
+    var extensions = [String: String?]()
 
 }
 
@@ -83,10 +83,16 @@ extension CacheControl {
     static func parse(cacheControlOf headers: HeaderFields) -> CacheControl {
         var result = CacheControl()
         for index in headers.fields.indices where headers.fields[index].hasName("cache-control") {
-            var value = headers.fields[index].value
-            value.withUTF8 { result.apply(directivesIn: $0) }
+            result.apply(fieldValue: headers.fields[index].value)
         }
         return result
+    }
+
+    /// Applies one field value's directives. (A method, so that the closure that reads the bytes captures `self` in
+    /// place: a closure in a static function copied the whole value in and out.)
+    private mutating func apply(fieldValue: String) {
+        var value = fieldValue
+        value.withUTF8 { apply(directivesIn: $0) }
     }
 
     /// Parses every `Cache-Control` field line of a message and merges them with the duplicate rules above.
@@ -97,10 +103,7 @@ extension CacheControl {
     /// - Returns: The combined directives.
     static func parse(_ values: [String]) -> CacheControl {
         var result = CacheControl()
-        for value in values {
-            var string = value
-            string.withUTF8 { result.apply(directivesIn: $0) }
-        }
+        for value in values { result.apply(fieldValue: value) }
         return result
     }
 
