@@ -192,15 +192,21 @@ struct FlightTable<Key: Hashable & Sendable, Value: Sendable> {
         return bounds.removeValue(forKey: flightID)?.timer
     }
 
-    /// Adds a waiter's deadline to its flight. Returns the time the flight's timer must be set to when this deadline
-    /// comes before the timer set (or none is); `nil` when the timer already fires in time or the flight is gone.
+    /// Adds a waiter's deadline to its flight, which the caller has just registered the waiter on (or attached its
+    /// task to) under the same lock, so the flight is in the table. Returns the time the flight's timer must be set
+    /// to when this deadline comes before the timer set (or none is); `nil` when the timer already fires in time.
+    ///
+    /// One lookup of the flight's bounds, changed in place: every joiner with a bound comes through here.
     mutating func addDeadline(_ at: Duration, _ deadline: WaiterDeadline, to key: Key, flightID: UInt64)
         -> Duration?
     {
-        guard let index = flights.index(forKey: key), flights.values[index].id == flightID else { return nil }
-        bounds[flightID, default: Bounds()].deadlines.push(at, deadline)
-        if let timer = bounds[flightID]?.timer, timer.at <= at { return nil }
-        return at
+        assert(flights[key]?.id == flightID, "a deadline for a flight that is not in the table")
+        func push(_ bounds: inout Bounds) -> Duration? {
+            bounds.deadlines.push(at, deadline)
+            if let timer = bounds.timer, timer.at <= at { return nil }
+            return at
+        }
+        return push(&bounds[flightID, default: Bounds()])
     }
 
     /// Keeps the timer entry just set for the flight. Returns the entry it replaces, to cancel; `timer` itself when
