@@ -239,8 +239,7 @@ struct RequestFields: Sendable {
     /// and each byte it grows costs every call (measured in `Scripts/instructions.sh`).
     var options: RequestOptions?
 
-    /// A `GET` with no headers, body, redirect policy or credential option of its own: the request it builds depends
-    /// on nothing but its URL and the client (see ``RecentURLs/PlainGET``).
+    /// Whether the request has a body. (A switch: comparing the optional payload with `nil` copied it out first.)
     private var hasBody: Bool {
         switch body {
         case .none: false
@@ -248,6 +247,8 @@ struct RequestFields: Sendable {
         }
     }
 
+    /// A `GET` with no headers, body, redirect policy or credential option of its own: the request it builds depends
+    /// on nothing but its URL and the client (see ``RecentURLs/PlainGET``).
     var isPlainGET: Bool {
         // Checked field by field, cheapest first, without copying the payload or the options out.
         guard method.rawValue == "GET", headers.isEmpty, !sendsCredentialsToAnyOrigin, !hasBody else { return false }
