@@ -136,9 +136,9 @@ public final class APIClient: Sendable {
         // 1–3. Build the request, learn who is calling, and ask the cache: an answer, or a call to send. Without an
         //      authenticator or adapters nothing in these steps waits, and they run as a plain function.
         let route =
-            configuration.authenticator == nil && configuration.adapters.isEmpty
-            ? try route(request, id: id, decoding: shared)
-            : try await routeAuthorizing(request, id: id, decoding: shared)
+            stepsBeforeSendingWait
+            ? try await routeAuthorizing(request, id: id, decoding: shared)
+            : try route(request, id: id, decoding: shared)
         return try await send(route, for: request)
     }
 
@@ -167,6 +167,12 @@ public final class APIClient: Sendable {
             throw unacceptableStatusError(exchange.response, for: request)
         }
         return exchange
+    }
+
+    /// Whether steps 1–3 may wait: an authenticator may refresh its credential, and adapters are async. Without
+    /// either they run as a plain function (``route(_:id:decoding:)``).
+    var stepsBeforeSendingWait: Bool {
+        configuration.authenticator != nil || !configuration.adapters.isEmpty
     }
 
     /// Where step 3 leads: an answer from the cache, or a call to send.

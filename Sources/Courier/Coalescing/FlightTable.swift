@@ -1,14 +1,14 @@
+/// The task a flight runs in. Its operation never throws (the outcome goes to the waiters), but it is declared as
+/// throwing: `Task.immediate` wraps a non-throwing operation in one more async function, a frame allocated and an
+/// executor checked on every flight.
+typealias FlightTask = Task<Void, any Error>
+
 /// The coalescer's state as a plain value: which flights are in the air and who waits on each.
 ///
 /// Every method is a short critical section run under ``RequestCoalescer``'s lock. None resumes a continuation
 /// or cancels a task: each returns what must happen, and the caller does it after the lock is released (the waiters
 /// a flight hands back are resumed with `Waiters.resumeAll(with:)` then). A new flight's task is started by its
 /// leader after `register`, outside the lock, and kept with `attach`.
-/// The task a flight runs in. Its operation never throws (the outcome goes to the waiters), but it is declared as
-/// throwing: `Task.immediate` wraps a non-throwing operation in one more async function, a frame allocated and an
-/// executor checked on every flight.
-typealias FlightTask = Task<Void, any Error>
-
 struct FlightTable<Key: Hashable & Sendable, Value: Sendable> {
     /// A suspended caller. Unchecked: the table hands each waiter out exactly once (`finish` or `leave`, never both),
     /// and a checked continuation costs an allocation per caller.

@@ -61,7 +61,7 @@ extension APIClient {
     @usableFromInline
     func start(_ request: RequestFields, decodingOnce shared: SharedDecoding?) throws -> Start {
         let call = begin(request)
-        guard request.latestWins == nil, configuration.authenticator == nil, configuration.adapters.isEmpty else {
+        guard request.latestWins == nil, !stepsBeforeSendingWait else {
             return .sending(Sending(call: call, routed: nil))
         }
         do {
