@@ -16,6 +16,8 @@
 #   data-hit      APIRequest<Data>, fresh hit (max-age=3600)         nothing is sent
 #   decoded-hit   APIRequest<SampleItem> (221 bytes of JSON), fresh hit
 #   joiners       rounds of 1,000 concurrent APIRequest<SampleItem> callers of one key, cache off; per caller
+#   actor-joiners for scale, not a threshold: the same rounds through the coalescing report's "actor + [String: Task]"
+#                 baseline, whose shared task fetches from the same transport and decodes once
 # The harness checks afterwards that every call took the path it is named for (upstream calls, hits, joiners), and
 # fails otherwise: a rewrite that silently changes the path must not pass as faster.
 #
@@ -99,7 +101,8 @@ distinct-stored 2000
 data-hit 1000
 decoded-hit 1000
 empty-tasks 1
-joiners 1"
+joiners 1
+actor-joiners 1"
 
 # One callgrind run; its total goes to $out/NAME.ITERATIONS.ir.
 callgrind() {
@@ -138,7 +141,7 @@ import json, os, sys
 
 out, mode, path = os.environ["OUT"], os.environ["MODE"], os.environ["THRESHOLDS"]
 CALLERS = 1000  # per round of empty-tasks and joiners
-rounds = {"empty-tasks", "joiners"}
+rounds = {"empty-tasks", "joiners", "actor-joiners"}
 baseline = {"cache-off": "transport", "uncacheable": "transport", "distinct-stored": "transport", "data-hit": "loop", "decoded-hit": "loop",
             "joiners": "empty-tasks"}
 
@@ -185,6 +188,10 @@ for row in rows:
 print("baselines subtracted: " + ", ".join(
     f"{name} {per_call[name]:,.0f} instructions / {mallocs[name]:.1f} mallocs" for name in ("loop", "transport")) +
     f", empty-tasks {per_call['empty-tasks']:,.0f} / {mallocs['empty-tasks']:.1f} per task")
+# The coalescing report's "actor + [String: Task]" baseline in the same rounds, for scale (not a threshold).
+actor = per_call["actor-joiners"] - per_call["empty-tasks"], mallocs["actor-joiners"] - mallocs["empty-tasks"]
+print(f"for scale: the report's actor + [String: Task] coalescer, per caller of the same rounds: {actor[0]:,.0f} "
+      f"instructions / {actor[1]:.1f} mallocs (Courier's joiners: {own['joiners'][0]:,.0f} / {own['joiners'][1]:.1f})")
 
 if mode == "--update":
     for name, (instructions, allocations) in own.items():

@@ -60,6 +60,38 @@ import Testing
         #expect((await cache.cachedResponse(for: request, partition: nil) != nil) == isStored)
     }
 
+    /// What a response that is not stored does to the stored variant it supersedes: a `no-store` on either side
+    /// removes it, and a status with no lifetime to use leaves it to stand in under `stale-if-error`, unless the
+    /// request said `no-store`. (The store reads the response's directives before the request's.)
+    @Test(arguments: [
+        (500, "", "", true), (500, "", "no-store", false), (500, "no-store", "", true),
+        (200, "no-store", "", false), (200, "", "no-store", false), (200, "max-age=60, no-store", "no-store", false),
+    ])
+    func aResponseThatIsNotStoredRemovesTheVariantOnlyUnderNoStore(
+        status: Int, responseCacheControl: String, requestCacheControl: String, isKept: Bool
+    ) async {
+        let cache = ResponseCache()
+        let url = URL(string: "https://api.example.com/a")!
+        let plain = TransportRequest(url: url)
+        let stored = TransportResponse(
+            statusCode: 200, headers: ["Cache-Control": "max-age=60, stale-if-error=600"], body: Data("old".utf8))
+        #expect(await cache.store(stored, for: plain, partition: nil, requestTime: Date(), responseTime: Date()))
+        var headers: HeaderFields = [:]
+        if !requestCacheControl.isEmpty { headers["Cache-Control"] = requestCacheControl }
+        let request = TransportRequest(url: url, headers: headers)
+        var responseHeaders: HeaderFields = [:]
+        if !responseCacheControl.isEmpty { responseHeaders["Cache-Control"] = responseCacheControl }
+        let response = TransportResponse(statusCode: status, headers: responseHeaders, body: Data("new".utf8))
+
+        let outcome = cache.storeCountingEvictions(
+            response, for: request, partition: nil, requestTime: Date(), responseTime: Date())
+
+        #expect(outcome.storedBytes == nil)
+        let kept = await cache.cachedResponse(for: plain, partition: nil)
+        #expect((kept != nil) == isKept)
+        if let kept { #expect(kept.response.body == Data("old".utf8)) }
+    }
+
     @Test func caseInsensitiveSearchFindsLowercaseNeedles() {
         #expect("Max-Age=1, No-Store".utf8.containsIgnoringASCIICase("no-store".utf8))
         #expect(!"no-stor".utf8.containsIgnoringASCIICase("no-store".utf8))

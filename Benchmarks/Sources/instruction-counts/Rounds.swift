@@ -1,5 +1,6 @@
 import BenchmarkSupport
 import Courier
+import Foundation
 import Synchronization
 
 /// Rounds of concurrent callers of one key, driven from the calling thread through a ``ThreadExecutor``.
@@ -17,7 +18,8 @@ struct Rounds {
     /// Whether every caller but one must report that it joined.
     private let expectsJoiners: Bool
 
-    /// The rounds of `scenario`: `joiners` (Courier) or `empty-tasks` (the same tasks without Courier).
+    /// The rounds of `scenario`: `joiners` (Courier), `actor-joiners` (a hand-written coalescer) or `empty-tasks`
+    /// (the same tasks without either).
     init(_ scenario: Scenario, callers: Int) {
         self.callers = callers
         switch scenario {
@@ -31,6 +33,22 @@ struct Rounds {
                 try expect(transport.callCount == rounds, "\(transport.callCount) upstream calls in \(rounds) rounds")
             }
             expectsJoiners = true
+        case .actorJoiners:
+            let transport = GatedTransport(response: Scenario.response())
+            let request = TransportRequest(url: Scenario.baseURL.appending(path: "items/1"))
+            let decoder = JSONDecoder()
+            let coalescer = TaskDictionaryCoalescer<SampleItem> { _ in
+                try decoder.decode(SampleItem.self, from: try await transport.send(request).body)
+            }
+            body = {
+                _ = try await coalescer.fetch("/items/1")
+                return false
+            }
+            release = { transport.release() }
+            verify = { rounds in
+                try expect(transport.callCount == rounds, "\(transport.callCount) upstream calls in \(rounds) rounds")
+            }
+            expectsJoiners = false
         default:
             body = { false }
             release = {}

@@ -26,9 +26,12 @@ enum Scenario: String, CaseIterable {
     case joiners
     /// Baseline: the rounds of `joiners` with tasks that do not call Courier.
     case emptyTasks = "empty-tasks"
+    /// Reference for `joiners`: the same rounds through the coalescing report's "actor + [String: Task]" baseline,
+    /// whose shared task fetches from the same transport and decodes once, as users write it.
+    case actorJoiners = "actor-joiners"
 
     /// Whether an iteration is a round of concurrent callers rather than one call.
-    var isRound: Bool { self == .joiners || self == .emptyTasks }
+    var isRound: Bool { self == .joiners || self == .emptyTasks || self == .actorJoiners }
 
     static let baseURL = URL(string: "https://api.example.com")!
 
@@ -59,7 +62,7 @@ enum Scenario: String, CaseIterable {
             return Self.hitLoop(APIRequest<Data>.get("/items/1"))
         case .decodedHit:
             return Self.hitLoop(APIRequest<SampleItem>.get("/items/1"))
-        case .joiners, .emptyTasks:
+        case .joiners, .emptyTasks, .actorJoiners:
             preconditionFailure("\(rawValue) runs in rounds, see Rounds")
         }
     }

@@ -37,9 +37,6 @@ struct CacheControl: Sendable, Equatable {
     var minFresh: Int?
     /// `no-cache` in either form (§5.2.1.4, §5.2.2.4).
     var noCache = false
-    /// Lowercased field names from the qualified form `no-cache="Set-Cookie"` (§5.2.2.4). Empty whenever an
-    /// unqualified `no-cache` is present, because that is the more restrictive reading and wins.
-    var noCacheFields: [String] = []
     /// `no-store` (§5.2.1.5, §5.2.2.5).
     var noStore = false
     /// `no-transform` (§5.2.1.6, §5.2.2.6).
@@ -62,14 +59,73 @@ struct CacheControl: Sendable, Equatable {
     var staleWhileRevalidate: Int?
     /// `stale-if-error` (RFC 5861 §4).
     var staleIfError: Int?
+    /// The qualified `no-cache` names and the unknown directives, which nearly every field lacks: `nil` then, so that
+    /// a copy or the end of a `CacheControl` touches no reference count. As two collections stored inline they cost
+    /// four retains and releases of the empty singletons for each of the three values a cached call builds.
+    private var rare: Rare?
+
+    /// What ``rare`` holds once a field has either.
+    private struct Rare: Sendable, Equatable {
+        var noCacheFields: [String] = []
+        var extensions: [String: String?] = [:]
+    }
+
+    /// No directives: what a message without `Cache-Control` has. (Apart from the initializer below, whose defaulted
+    /// collections would be built and dropped on every call.)
+    init() {}
+
+    /// Creates directives; every argument defaults to the directive's absence.
+    init(
+        maxAge: Int? = nil, sMaxAge: Int? = nil, maxStale: MaxStale? = nil, minFresh: Int? = nil, noCache: Bool = false,
+        noCacheFields: [String]? = nil, noStore: Bool = false, noTransform: Bool = false, onlyIfCached: Bool = false,
+        mustRevalidate: Bool = false, proxyRevalidate: Bool = false, mustUnderstand: Bool = false,
+        isPrivate: Bool = false, isPublic: Bool = false, immutable: Bool = false, staleWhileRevalidate: Int? = nil,
+        staleIfError: Int? = nil, extensions: [String: String?]? = nil
+    ) {
+        self.maxAge = maxAge
+        self.sMaxAge = sMaxAge
+        self.maxStale = maxStale
+        self.minFresh = minFresh
+        self.noCache = noCache
+        self.noStore = noStore
+        self.noTransform = noTransform
+        self.onlyIfCached = onlyIfCached
+        self.mustRevalidate = mustRevalidate
+        self.proxyRevalidate = proxyRevalidate
+        self.mustUnderstand = mustUnderstand
+        self.isPrivate = isPrivate
+        self.isPublic = isPublic
+        self.immutable = immutable
+        self.staleWhileRevalidate = staleWhileRevalidate
+        self.staleIfError = staleIfError
+        if let noCacheFields { self.noCacheFields = noCacheFields }
+        if let extensions { self.extensions = extensions }
+    }
+
+    /// Lowercased field names from the qualified form `no-cache="Set-Cookie"` (§5.2.2.4). Empty whenever an
+    /// unqualified `no-cache` is present, because that is the more restrictive reading and wins.
+    var noCacheFields: [String] {
+        get { rare?.noCacheFields ?? [] }
+        set { changeRare { $0.noCacheFields = newValue } }
+    }
+
     /// Unrecognised directives keyed by lowercased name; the value is the unquoted argument or `nil` if there was
     /// none. The first occurrence of a name wins, since unknown directives have no "restrictive" ordering.
-    var extensions = [String: String?]()
+    var extensions: [String: String?] {
+        get { rare?.extensions ?? [:] }
+        set { changeRare { $0.extensions = newValue } }
+    }
 
+    /// Changes ``rare`` in place, and leaves it `nil` when both collections end up empty, so that equal directives
+    /// compare equal however they were built.
+    private mutating func changeRare(_ change: (inout Rare) -> Void) {
+        var changed = rare ?? Rare()
+        rare = nil
+        change(&changed)
+        rare = changed.noCacheFields.isEmpty && changed.extensions.isEmpty ? nil : changed
+    }
 }
 
-// Initialisers live in an extension so the synthesized memberwise initialiser (all arguments defaulted, `init()`
-// being the empty value) stays available to tests and callers building expected values.
 extension CacheControl {
     /// Parses one field value, which may be several field lines already joined with `", "` (RFC 9110 §5.3).
     /// - Parameter value: The field value; never fails, unparseable parts are ignored.
@@ -213,7 +269,8 @@ extension CacheControl {
         guard let known = Self.directive(named: name) else {
             let key = String(decoding: name.map(ASCII.lowercased), as: UTF8.self)
             if isWellFormed, extensions.index(forKey: key) == nil {
-                extensions[key] = .some(argument.map { String(decoding: $0, as: UTF8.self) })
+                let value = argument.map { String(decoding: $0, as: UTF8.self) }
+                changeRare { $0.extensions[key] = .some(value) }
             }
             return
         }
@@ -245,7 +302,7 @@ extension CacheControl {
             if fields.isEmpty {
                 noCacheFields = []
             } else if !noCache || !noCacheFields.isEmpty {
-                noCacheFields += fields.filter { !noCacheFields.contains($0) }
+                changeRare { rare in rare.noCacheFields += fields.filter { !rare.noCacheFields.contains($0) } }
             }
             noCache = true
         }
@@ -300,8 +357,11 @@ extension CacheControl {
 
     /// Case-insensitive comparison of a directive name with a lowercase ASCII literal.
     private static func equalsIgnoringCase(_ name: UnsafeBufferPointer<UInt8>, _ literal: StaticString) -> Bool {
-        literal.withUTF8Buffer { expected in
-            expected.count == name.count && zip(name, expected).allSatisfy { ASCII.lowercased($0) == $1 }
-        }
+        // An index loop that stops at the first difference: candidates of one length mostly differ in their first
+        // bytes, and `zip(...).allSatisfy` cost about 60 instructions a candidate.
+        guard literal.utf8CodeUnitCount == name.count else { return false }
+        let expected = literal.utf8Start
+        for index in 0..<name.count where ASCII.lowercased(name[index]) != expected[index] { return false }
+        return true
     }
 }

@@ -32,9 +32,11 @@ enum Freshness {
     /// Whether a response with `status` and these `directives` names a lifetime the cache may use (RFC 9111 §3):
     /// a heuristically cacheable status, or explicit freshness (`max-age`, `Expires`), or `public`/`private`.
     /// `s-maxage` does not count: it is for shared caches.
-    static func hasStorableFreshness(status: Int, directives: CacheControl, hasExpires: Bool) -> Bool {
-        isHeuristicallyCacheable(status) || directives.maxAge != nil || hasExpires
-            || directives.isPublic || directives.isPrivate
+    static func hasStorableFreshness(status: Int, directives: CacheControl, hasExpires: @autoclosure () -> Bool) -> Bool
+    {
+        // `Expires` is looked for last: finding it is a pass over the fields.
+        isHeuristicallyCacheable(status) || directives.maxAge != nil || directives.isPublic || directives.isPrivate
+            || hasExpires()
     }
 
     /// Whether `no-store` keeps a response out (§5.2.2.5), unless `must-understand` (§5.2.2.3) names a status whose

@@ -33,35 +33,44 @@ extension ResponseCache {
     ///
     /// Synchronous, as a lookup is: nothing in it waits (the entry is parsed outside the cache's lock, then put under
     /// it), and the client stores from its flight, where an async step would add a frame to the flight's task.
+    ///
+    /// `responseTime` is read only when an entry is built: a response that is not stored needs no clock.
     nonisolated func storeCountingEvictions(
         _ response: TransportResponse, for request: TransportRequest, partition: String?, requestTime: Date,
-        responseTime: Date, defaultFreshness: Duration? = nil
+        responseTime: @autoclosure () -> Date, defaultFreshness: Duration? = nil
     ) -> (storedBytes: Int?, evicted: Int) {
         let status = response.statusCode
         guard request.method == .get, Freshness.isStorableFinalStatus(status) else { return (nil, 0) }
         let url = request.urlText
         let partition = CachePartition(identity: partition, request: request)
-        let requestDirectives = Freshness.requestDirectives(request.headers)
-        if requestDirectives.noStore {
-            put(nil, url: url, partition, request)
-            return (nil, 0)
-        }
+        // A `no-store` on either side removes the variant the response supersedes. The response's is looked at
+        // first: when it forbids storage, the request's directives need not be parsed at all.
+        let headers = response.headers  // one retain, where each use of `response.headers` took its own
         // The common answer (a heuristically cacheable status, no `no-store` in sight) goes straight to the entry,
         // which parses its fields once; only the others have their `Cache-Control` parsed here first, once.
-        if !Freshness.isHeuristicallyCacheable(status) || Self.mentionsNoStore(response.headers) {
-            let directives = CacheControl.parse(cacheControlOf: response.headers)
-            let hasExpires = response.headers.contains("Expires")
+        if !Freshness.isHeuristicallyCacheable(status) || Self.mentionsNoStore(headers) {
+            let directives = CacheControl.parse(cacheControlOf: headers)
             // A status with no lifetime to use (a 500 without `max-age`) leaves what is stored alone: it may
-            // still stand in under `stale-if-error`.
-            guard Freshness.hasStorableFreshness(status: status, directives: directives, hasExpires: hasExpires)
-            else { return (nil, 0) }
+            // still stand in under `stale-if-error`; unless the request said `no-store`.
+            guard
+                Freshness.hasStorableFreshness(
+                    status: status, directives: directives, hasExpires: headers.contains("Expires"))
+            else {
+                if Freshness.requestDirectives(request.headers).noStore { put(nil, url: url, partition, request) }
+                return (nil, 0)
+            }
             if Freshness.forbidsStorage(directives, status: status) {
                 put(nil, url: url, partition, request)
                 return (nil, 0)
             }
         }
+        let requestDirectives = Freshness.requestDirectives(request.headers)
+        if requestDirectives.noStore {
+            put(nil, url: url, partition, request)
+            return (nil, 0)
+        }
         var entry = CachedResponse(
-            response: response, request: request, requestTime: requestTime, responseTime: responseTime,
+            response: response, request: request, requestTime: requestTime, responseTime: responseTime(),
             defaultFreshness: defaultFreshness.map { max(0, $0.timeInterval) })
         let isStorable = Freshness.isStorable(entry, requestDirectives: requestDirectives)
         if isStorable, entry.isPartial, let stored = self.entry(url: url, partition: partition, request),

@@ -78,12 +78,15 @@ extension APIClient {
     /// Step 5 when it is a plain store: stores the response and returns `true`; `false` when the answer is a `304` to
     /// merge or invalidates, which ``record(_:_:call:)`` does.
     @inline(never)
-    func storeIfThatIsAll(_ exchange: Exchange, _ outgoing: Outgoing, id: CallID) -> Bool {
-        guard let cache = configuration.cache, case .store(let lookup, let partition, let entry) = outgoing.record,
-            entry == nil || exchange.response.statusCode != 304
-        else { return false }
-        store(exchange.response, for: lookup, partition: partition, outgoing, id: id, in: cache)
-        return true
+    func storeIfThatIsAll(_ exchange: Exchange, _ outgoing: borrowing Outgoing, id: CallID) -> Bool {
+        guard let cache = configuration.cache else { return false }
+        switch outgoing.record {
+        case .store(let lookup, let partition, let entry) where entry == nil || exchange.response.statusCode != 304:
+            store(exchange.response, for: lookup, partition: partition, outgoing, id: id, in: cache)
+            return true
+        default:
+            return false
+        }
     }
 
     /// Step 5, inside the flight: what the answer changes in the cache. A `304` to the cache's own validation merges
