@@ -99,6 +99,23 @@ import Testing
         await Self.expectStoppedEarly(server, "/huge")
     }
 
+    /// The limit is on decoded bytes: the `Content-Length` of an encoded body counts encoded ones, so it cannot
+    /// refuse the response at the head, whichever case the coding is written in.
+    @Test(arguments: ["gzip", "GZip"])
+    func theContentLengthOfAnEncodedBodyIsNotHeldAgainstTheLimit(coding: String) async throws {
+        let server = try TestServer()
+        defer { server.shutdown() }
+        let encoded = GzipBomb.stored(zeros: 1_000)
+        server.route("GET", "/stored") { _ in .init(status: 200, headers: [("Content-Encoding", coding)], body: encoded)
+        }
+        let client = Self.client(server, URLSessionTransport(maxResponseBytes: 1_010))
+
+        let response = try await client.send(APIRequest<Data>.get("/stored"))
+
+        #expect(encoded.count > 1_010)
+        #expect(response.value == Data(count: 1_000))
+    }
+
     @Test func aBodyOfExactlyTheLimitIsAcceptedAndOneByteMoreIsNot() async throws {
         let server = try TestServer()
         defer { server.shutdown() }

@@ -124,6 +124,25 @@ import Testing
         #expect(other.requests.allSatisfy { $0.header("Authorization") == nil })
     }
 
+    /// The first URL counts as visited even though the chain only starts keeping visits at the first redirect: a
+    /// loop back to it through another URL fails at its repeat.
+    @Test func aLoopBackToTheFirstURLFailsAtItsRepeat() throws {
+        let first = try #require(URL(string: "http://127.0.0.1:1/a"))
+        let second = try #require(URL(string: "http://127.0.0.1:1/b"))
+        var chain = RedirectChain(policy: .default, first: first, method: "GET")
+
+        #expect(try chain.follow(status: 302, from: first, to: second, location: "/b", method: "GET"))
+        let error = #expect(throws: APIError.self) {
+            try chain.follow(status: 302, from: second, to: first, location: "/a", method: "GET")
+        }
+
+        guard case .invalidResponse(let reason, nil)? = error else {
+            Issue.record("expected invalidResponse, got \(String(describing: error))")
+            return
+        }
+        #expect(reason.contains("a redirect loop: GET http://127.0.0.1:1/a"))
+    }
+
     /// A loop is a clear error at its first repeat; it used to be sent 21 times and end as "too many redirects".
     @Test func aLoopOf307FailsAtItsFirstRepeat() async throws {
         let server = try TestServer()

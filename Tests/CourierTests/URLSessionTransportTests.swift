@@ -189,6 +189,27 @@ private func makeClient(
         #expect(String(decoding: second.value, as: UTF8.self) == "no cookie")
     }
 
+    /// A GET keeps the method a new URLRequest starts with; every other method is written into the request.
+    @Test(arguments: [RequestMethod.get, .head, .post, .delete, "PURGE"])
+    func theURLRequestCarriesTheMethod(method: RequestMethod) throws {
+        let url = try #require(URL(string: "http://127.0.0.1:1/items"))
+        let request = URLSessionTransport.urlRequest(for: TransportRequest(method: method, url: url))
+        #expect(request.httpMethod == method.rawValue)
+    }
+
+    @Test func everyResponseFieldBecomesAHeaderField() throws {
+        let url = try #require(URL(string: "http://127.0.0.1:1/items"))
+        let fields = ["Content-Type": "application/json", "ETag": "\"v1\"", "X-Trace": "t-1", "Set-Cookie": "a=1"]
+        let head = try #require(HTTPURLResponse(url: url, statusCode: 200, httpVersion: nil, headerFields: fields))
+
+        let headers = URLSessionTransport.headers(of: head)
+
+        #expect(headers.count == fields.count)
+        for (name, value) in fields {
+            #expect(headers[name.lowercased()] == value)
+        }
+    }
+
     @Test func repeatedResponseHeadersAndRequestHeadersSurvive() async throws {
         let server = try TestServer()
         defer { server.shutdown() }

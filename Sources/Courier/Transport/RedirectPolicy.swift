@@ -89,14 +89,17 @@ public struct RedirectPolicy: Sendable, Hashable {
 /// The redirects one request went through, and the policy's rules applied to the next one.
 struct RedirectChain {
     let policy: RedirectPolicy
-    private var visited: Set<String>
+    /// The first request, as a visit: entered into `visited` at the first redirect, since most requests have none and
+    /// building the set cost each of them a string and a hash.
+    private let first: (url: URL?, method: String)
+    private var visited: Set<String> = []
 
     private func custom(_ redirect: RedirectPolicy.Redirect) -> Bool? { policy.custom?.decide(redirect) }
     private(set) var count = 0
 
     init(policy: RedirectPolicy, first url: URL?, method: String) {
         self.policy = policy
-        visited = [Self.visit(url, method)]
+        self.first = (url, method)
     }
 
     /// Whether to follow a redirect from `from` to `to` (what the transport resolved `location` to); throws when
@@ -117,6 +120,7 @@ struct RedirectChain {
                 reason: "the \(status) redirect from \(from.absoluteString) leads to \(location ?? to.absoluteString), "
                     + "which is not an http(s) URL", underlying: nil)
         }
+        if visited.isEmpty { visited.insert(Self.visit(first.url, first.method)) }
         guard visited.insert(Self.visit(to, method)).inserted else {
             throw APIError.invalidResponse(
                 reason: "a redirect loop: \(method) \(to.absoluteString) was redirected to again", underlying: nil)

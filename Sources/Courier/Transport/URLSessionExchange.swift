@@ -150,7 +150,8 @@ final class URLSessionExchange: NSObject, URLSessionDataDelegate, Sendable {
         completionHandler: @escaping @Sendable (URLSession.ResponseDisposition) -> Void
     ) {
         let head = response as? HTTPURLResponse
-        if let coding = head.flatMap(URLSessionTransport.undecodableCoding) {
+        let encoding = head?.value(forHTTPHeaderField: "Content-Encoding")
+        if let coding = URLSessionTransport.undecodableCoding(inContentEncoding: encoding) {
             // libcurl would fail the body with a message that does not name the coding: stop with one that does.
             let continuation = state.withLock { state in
                 if state.stop == nil { state.stop = .undecodable(coding) }
@@ -160,7 +161,7 @@ final class URLSessionExchange: NSObject, URLSessionDataDelegate, Sendable {
             continuation?.resume(returning: .failure(URLSessionTransport.undecodableCodingError(coding)))
             return completionHandler(.cancel)
         }
-        let announced = head.map(announcedLength) ?? -1
+        let announced = head.map { announcedLength($0, contentEncoding: encoding) } ?? -1
         let stopped = state.withLock { state in
             state.head = head
             return announced > maxResponseBytes ? state.stopTooLarge() : nil
@@ -223,7 +224,7 @@ final class URLSessionExchange: NSObject, URLSessionDataDelegate, Sendable {
     }
 
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
-        complete(error, fallbackHead: task.response as? HTTPURLResponse)
+        complete(error) { task.response as? HTTPURLResponse }
     }
 
     /// The completion handler of a task of a session the transport did not make: URLSession buffered the body.
@@ -237,12 +238,16 @@ final class URLSessionExchange: NSObject, URLSessionDataDelegate, Sendable {
                 if !tooLarge { state.body = data ?? Data() }
             }
         }
-        complete(error, fallbackHead: response as? HTTPURLResponse)
+        complete(error) { response as? HTTPURLResponse }
     }
 
     // MARK: Completing
 
-    private func complete(_ error: (any Error)?, fallbackHead: HTTPURLResponse?) {
+    /// Ends the exchange with what URLSession reported.
+    ///
+    /// - Parameter fallbackHead: The response as URLSession kept it, for a task whose head the exchange did not see.
+    ///   Read only then: `URLSessionTask.response` takes the task's own lock queue in FoundationNetworking.
+    private func complete(_ error: (any Error)?, fallbackHead: () -> HTTPURLResponse?) {
         let (continuation, outcome) = state.withLock { state -> (CheckedContinuation<Outcome, Never>?, Outcome?) in
             defer {
                 state.continuation = nil
@@ -256,7 +261,7 @@ final class URLSessionExchange: NSObject, URLSessionDataDelegate, Sendable {
         if let continuation, let outcome { continuation.resume(returning: outcome) }
     }
 
-    private func outcome(of state: State, error: (any Error)?, fallbackHead: HTTPURLResponse?) -> Outcome {
+    private func outcome(of state: State, error: (any Error)?, fallbackHead: () -> HTTPURLResponse?) -> Outcome {
         switch state.stop {
         case .tooLarge?:
             return .failure(APIError.responseTooLarge(limit: maxResponseBytes))
@@ -274,10 +279,10 @@ final class URLSessionExchange: NSObject, URLSessionDataDelegate, Sendable {
                 URLSessionTransport.translate(
                     error, for: request.url, cancelledByCaller: state.isCancelledByCaller, received: received))
         }
-        if let redirect = state.redirect, let head = state.head ?? fallbackHead {
+        if let redirect = state.redirect, let head = state.head ?? fallbackHead() {
             return .redirect(redirect, head, state.body)
         }
-        guard let head = state.head ?? fallbackHead else {
+        guard let head = state.head ?? fallbackHead() else {
             return .failure(APIError.transport(.badServerResponse, underlying: URLError(.badServerResponse)))
         }
         return .response(head, state.body)
@@ -287,11 +292,10 @@ final class URLSessionExchange: NSObject, URLSessionDataDelegate, Sendable {
 
     /// The `Content-Length` of a response that will have a body (not a `HEAD`, 1xx, 204 or 304), in the bytes the
     /// caller will get: unknown (-1) when a `Content-Encoding` is applied, since the limit is on decoded bytes.
-    private func announcedLength(_ head: HTTPURLResponse) -> Int64 {
+    private func announcedLength(_ head: HTTPURLResponse, contentEncoding: String?) -> Int64 {
         let status = head.statusCode
         guard request.httpMethod != "HEAD", status >= 200, status != 204, status != 304 else { return -1 }
-        let encoding = (head.value(forHTTPHeaderField: "Content-Encoding") ?? "identity").lowercased()
-        guard encoding == "identity" else { return -1 }
+        guard (contentEncoding ?? "identity").lowercased() == "identity" else { return -1 }
         return head.expectedContentLength
     }
 

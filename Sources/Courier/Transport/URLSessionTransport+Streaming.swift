@@ -108,8 +108,15 @@ extension URLSessionTransport {
     /// with "Unrecognized content encoding type": the body is then lost, with a message that does not say why.
     /// Apple's URLSession passes such a body through undecoded, so there is nothing to refuse there.
     static func undecodableCoding(of head: HTTPURLResponse) -> String? {
+        undecodableCoding(inContentEncoding: head.value(forHTTPHeaderField: "Content-Encoding"))
+    }
+
+    /// ``undecodableCoding(of:)`` for a `Content-Encoding` value already read: a field lookup in an
+    /// `HTTPURLResponse` compares names without regard to case, field by field, so a caller that needs the value
+    /// for more than this reads it once.
+    static func undecodableCoding(inContentEncoding field: String?) -> String? {
         #if canImport(FoundationNetworking)
-            guard let field = head.value(forHTTPHeaderField: "Content-Encoding") else { return nil }
+            guard let field else { return nil }
             for coding in field.split(separator: ",") {
                 let name = coding.trimmingCharacters(in: .whitespaces).lowercased()
                 if !name.isEmpty, !decodableCodings.contains(name) { return name }

@@ -255,7 +255,9 @@ public final class URLSessionTransport: HTTPTransport {
 
     static func urlRequest(for request: TransportRequest) -> URLRequest {
         var urlRequest = URLRequest(url: request.url)
-        urlRequest.httpMethod = request.method.rawValue
+        // A new URLRequest's method is already GET, and FoundationNetworking's setter normalizes the method it is given
+        // (about 4,000 instructions a request): set only another method.
+        if request.method != .get { urlRequest.httpMethod = request.method.rawValue }
         urlRequest.cachePolicy = .reloadIgnoringLocalCacheData
         urlRequest.httpShouldHandleCookies = false
         for field in request.headers {
@@ -266,11 +268,16 @@ public final class URLSessionTransport: HTTPTransport {
     }
 
     static func headers(of response: HTTPURLResponse) -> HeaderFields {
-        var headers = HeaderFields()
-        for case let (name as String, value as String) in response.allHeaderFields {
-            headers.add(name: name, value: value)
+        // Casting each element on its own (`base as? String`, `as? String`), not the pair as a tuple pattern: the
+        // pattern went through the runtime's generic tuple cast, twice a field.
+        let all = response.allHeaderFields
+        var fields: [HeaderFields.Field] = []
+        fields.reserveCapacity(all.count)
+        for (name, value) in all {
+            guard let name = name.base as? String, let value = value as? String else { continue }
+            fields.append(HeaderFields.Field(name: name, value: value))
         }
-        return headers
+        return HeaderFields(fields: fields)
     }
 }
 

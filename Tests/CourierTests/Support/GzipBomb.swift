@@ -23,6 +23,21 @@ enum GzipBomb {
         return stream
     }
 
+    /// The gzip stream of `count` zero bytes in one stored (uncompressed) deflate block: 23 bytes longer than what
+    /// it decodes to, so its `Content-Length` exceeds its decoded size. `count` must fit in 16 bits.
+    static func stored(zeros count: Int) -> Data {
+        var stream = Data([0x1F, 0x8B, 8, 0, 0, 0, 0, 0, 0, 3])
+        stream.append(1)  // BFINAL, BTYPE 00: stored, then aligned to the byte
+        let length = UInt16(count)
+        stream.append(contentsOf: [
+            UInt8(length & 0xFF), UInt8(length >> 8), UInt8(~length & 0xFF), UInt8(~length >> 8),
+        ])
+        stream.append(Data(count: count))
+        stream.append(littleEndian: crc32OfZeros(count: count))
+        stream.append(littleEndian: UInt32(count))
+        return stream
+    }
+
     /// How many zero bytes ``zeros(repeats:)`` inflates to.
     static func decodedCount(repeats: Int) -> Int { 1 + 258 * repeats }
 
