@@ -25,6 +25,9 @@ private let tag = #""a""#
         #expect(Freshness.ageValue(["\t 60 \t, 5"]) == 60)
         #expect(
             CachedResponse.listMembers(["\t Accept ,, Origin\t", " ", "\tX-Token"]) == ["accept", "origin", "x-token"])
+        // Read over bytes when ASCII (lower-cased only where a capital is), as Unicode text otherwise.
+        #expect(CachedResponse.listMembers(["KEEP-ALIVE,x-hop", ",", ""]) == ["keep-alive", "x-hop"])
+        #expect(CachedResponse.listMembers([" Ünïcode ,X-Ä\t"]) == ["ünïcode", "x-ä"])
         #expect(" \t\"a\" \t".trimmingOptionalWhitespace == "\"a\"")
         #expect("\u{00A0}a".trimmingOptionalWhitespace == "\u{00A0}a")
     }

@@ -114,14 +114,19 @@ public struct CachedResponse: Sendable {
     /// vary on a handful of fields; a longer list is treated like `Vary: *` (not stored).
     static let maxVaryNames = 32
 
-    // The field lists below are `switch`es over canonical (lower-case) names, not `static let` sets: every stored
-    // response asks about each of its fields, and a set hashes the name and, being a global that needs initializing,
-    // is read through `swift_once` (see `ByteSet`).
+    // The field lists below match canonical (lower-case) names by their length first, then against the one or two
+    // names of that length: every stored response asks about each of its fields, and most fields have a length no
+    // listed name has. (A `switch` over the string literals compared the name with each literal in turn, about 300
+    // instructions a field; a `static let` set hashes the name and is read through `swift_once`, see `ByteSet`.)
 
     /// Whether a cache does not store or forward this field: it is hop-by-hop (RFC 9110 §7.6.1, RFC 9111 §3.1).
     static func isHopByHop(_ name: String) -> Bool {
-        switch name {
-        case "connection", "keep-alive", "proxy-connection", "te", "transfer-encoding", "upgrade", "trailer": true
+        switch name.utf8.count {
+        case 2: name == "te"
+        case 7: name == "upgrade" || name == "trailer"
+        case 10: name == "connection" || name == "keep-alive"
+        case 16: name == "proxy-connection"
+        case 17: name == "transfer-encoding"
         default: false
         }
     }
@@ -131,19 +136,28 @@ public struct CachedResponse: Sendable {
     /// response never replays it to another caller; or a field between a client and a proxy (RFC 9111 §3.1), which
     /// concerns the connection through a proxy, not the resource.
     static func isNeverStored(_ name: String) -> Bool {
-        switch name {
-        case "set-cookie", "set-cookie2": true
-        case "proxy-authenticate", "proxy-authentication-info", "proxy-authorization": true
-        default: isHopByHop(name)
-        }
+        let isPerRecipient =
+            switch name.utf8.count {
+            case 10: name == "set-cookie"
+            case 11: name == "set-cookie2"
+            case 18: name == "proxy-authenticate"
+            case 19: name == "proxy-authorization"
+            case 25: name == "proxy-authentication-info"
+            default: false
+            }
+        return isPerRecipient || isHopByHop(name)
     }
 
     /// Whether a `304` never replaces this stored field (§3.2): framing and content coding describe the stored body.
     static func isKeptOnUpdate(_ name: String) -> Bool {
-        switch name {
-        case "content-length", "content-encoding", "content-range": true
-        default: isHopByHop(name)
-        }
+        let describesTheBody =
+            switch name.utf8.count {
+            case 13: name == "content-range"
+            case 14: name == "content-length"
+            case 16: name == "content-encoding"
+            default: false
+            }
+        return describesTheBody || isHopByHop(name)
     }
 
     /// Parses `response` as it would be stored for `request`.
@@ -274,13 +288,44 @@ public struct CachedResponse: Sendable {
     /// The members of list-valued field lines, trimmed and lower-cased, empty members dropped.
     static func listMembers(_ lines: [String]) -> [String] {
         var members: [String] = []
-        for line in lines {
-            for member in line.split(separator: ",") {
-                let trimmed = member.trimmingOptionalWhitespace
-                if !trimmed.isEmpty { members.append(trimmed.lowercased()) }
-            }
-        }
+        for line in lines { appendListMembers(of: line, to: &members) }
         return members
+    }
+
+    /// Appends the members of one list-valued line, read over its bytes: splitting it into substrings, trimming and
+    /// lower-casing each cost about 6,000 instructions for `Connection: keep-alive`, which nearly every response has.
+    /// A line with a byte outside ASCII is lower-cased as Unicode text, as before.
+    private static func appendListMembers(of line: String, to members: inout [String]) {
+        var line = line
+        let isASCII = line.withUTF8 { bytes in
+            guard bytes.allSatisfy({ $0 < 0x80 }) else { return false }
+            var start = 0
+            for end in 0...bytes.count where end == bytes.count || bytes[end] == UInt8(ascii: ",") {
+                var lower = start
+                var upper = end
+                while lower < upper, bytes[lower] == 0x20 || bytes[lower] == 0x09 { lower += 1 }
+                while upper > lower, bytes[upper - 1] == 0x20 || bytes[upper - 1] == 0x09 { upper -= 1 }
+                if lower < upper { members.append(lowercased(UnsafeBufferPointer(rebasing: bytes[lower..<upper]))) }
+                start = end + 1
+            }
+            return true
+        }
+        guard !isASCII else { return }
+        for member in line.split(separator: ",") {
+            let trimmed = member.trimmingOptionalWhitespace
+            if !trimmed.isEmpty { members.append(trimmed.lowercased()) }
+        }
+    }
+
+    /// ASCII `bytes` as a lower-case string, copied as they are when they are lower case already (the usual case).
+    private static func lowercased(_ bytes: UnsafeBufferPointer<UInt8>) -> String {
+        guard bytes.contains(where: { (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains($0) }) else {
+            return String(decoding: bytes, as: UTF8.self)
+        }
+        return String(unsafeUninitializedCapacity: bytes.count) { buffer in
+            for index in bytes.indices { buffer[index] = ASCII.lowercased(bytes[index]) }
+            return bytes.count
+        }
     }
 
     /// `headers` without the fields a cache never stores: hop-by-hop and per-recipient fields, and those the
@@ -291,10 +336,13 @@ public struct CachedResponse: Sendable {
         // one lookup per field settles the common case.
         guard headers.fields.contains(where: { isNeverStored($0.canonicalName) }) else { return headers }
         let listed = listValues(headers, "connection")
-        return HeaderFields(
-            headers.fields
-                .filter { !isNeverStored($0.canonicalName) && !listed.contains($0.canonicalName) }
-                .map { ($0.name, $0.value) })
+        // The fields kept are kept as they are: rebuilding them from name and value lower-cased every name again.
+        var kept: [HeaderFields.Field] = []
+        kept.reserveCapacity(headers.fields.count)
+        for field in headers.fields where !isNeverStored(field.canonicalName) && !listed.contains(field.canonicalName) {
+            kept.append(field)
+        }
+        return HeaderFields(fields: kept)
     }
 
     /// A request header's value for `Vary` matching (§4.1), normalised as far as RFC 9110 allows so that
