@@ -16,17 +16,40 @@ struct StoredFields {
 
     init(_ headers: HeaderFields) {
         for field in headers.fields {
-            switch field.canonicalName {
-            case "cache-control": cacheControl.append(field.value)
-            case "age": age.append(field.value)
-            case "vary": vary.append(field.value)
-            case "date": Self.add(field.value, to: &date)
-            case "last-modified": Self.add(field.value, to: &lastModified)
-            case "expires": Self.add(field.value, to: &expires)
-            case "etag": Self.add(field.value, to: &etag)
-            case "content-range": Self.add(field.value, to: &contentRange)
-            default: break
+            switch Name(field.canonicalName) {
+            case .cacheControl: cacheControl.append(field.value)
+            case .age: age.append(field.value)
+            case .vary: vary.append(field.value)
+            case .date: Self.add(field.value, to: &date)
+            case .lastModified: Self.add(field.value, to: &lastModified)
+            case .expires: Self.add(field.value, to: &expires)
+            case .etag: Self.add(field.value, to: &etag)
+            case .contentRange: Self.add(field.value, to: &contentRange)
+            case nil: break
             }
+        }
+    }
+
+    /// The fields gathered, named by their canonical (lower-case) name.
+    private enum Name {
+        case cacheControl, age, vary, date, lastModified, expires, etag, contentRange
+
+        /// Matched by length first, then against the names of that length: a `switch` over the string literals
+        /// compared each field's name with each literal in turn, about 45 comparisons for nginx's eight fields.
+        init?(_ name: String) {
+            let match: Name? =
+                switch name.utf8.count {
+                case 3: name == "age" ? .age : nil
+                case 4: name == "date" ? .date : name == "etag" ? .etag : name == "vary" ? .vary : nil
+                case 7: name == "expires" ? .expires : nil
+                case 13:
+                    name == "cache-control"
+                        ? .cacheControl
+                        : name == "last-modified" ? .lastModified : name == "content-range" ? .contentRange : nil
+                default: nil
+                }
+            guard let match else { return nil }
+            self = match
         }
     }
 

@@ -27,9 +27,14 @@ enum URLBuilder {
         let (target, isAbsolute) = try resolvedTarget(base: base, path: path)
         var text = target
         if !query.isEmpty {
-            // Over the UTF-8 view: `String.contains(_:)` with a string argument is Foundation's `range(of:)`, which
-            // cost more than the whole rest of building the URL (1.3 % of the client's CPU against nginx).
-            text.append(target.utf8.contains(UInt8(ascii: "?")) ? "&" : "?")
+            // Over the bytes: `String.contains(_:)` with a string argument is Foundation's `range(of:)`, which cost
+            // more than the whole rest of building the URL (1.3 % of the client's CPU against nginx), and stepping
+            // through the UTF-8 view's iterator about 30 instructions a byte.
+            let question = UInt8(ascii: "?")
+            let hasQuery =
+                target.utf8.withContiguousStorageIfAvailable { $0.contains(question) }
+                ?? target.utf8.contains(question)
+            text.append(hasQuery ? "&" : "?")
             appendEncoded(query, to: &text)
             if let known = recent?.url(for: text) { return (known, true) }
         }
