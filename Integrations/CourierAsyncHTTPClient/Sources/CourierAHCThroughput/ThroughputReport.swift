@@ -9,6 +9,11 @@ struct ThroughputOptions {
     var rounds = 5
     /// Only the contenders whose name contains this text (to profile one of them).
     var only: String?
+    /// With `--single N`: no rounds and no table; the one contender `--only` names sends N requests after
+    /// ``warmUp`` others, for a run under callgrind.
+    var single: Int?
+    /// Requests sent before the `--single` ones: they open the connections and fill the cache past its capacity.
+    var warmUp = 1_200
 
     init(_ arguments: ArraySlice<String>) throws {
         var arguments = arguments
@@ -21,6 +26,8 @@ struct ThroughputOptions {
             case "--sequential": sequential = try Int(value).orThrow(UsageError("--sequential takes a number"))
             case "--rounds": rounds = try Int(value).orThrow(UsageError("--rounds takes a number"))
             case "--only": only = value
+            case "--single": single = try Int(value).orThrow(UsageError("--single takes a number"))
+            case "--warm-up": warmUp = try Int(value).orThrow(UsageError("--warm-up takes a number"))
             default: throw UsageError("unknown option \(option)")
             }
         }
