@@ -37,4 +37,25 @@ import Testing
         let untouched: HeaderFields = ["Content-Type": "text/plain"]
         #expect(CachedResponse.storedHeaders(untouched) == untouched)
     }
+
+    /// `Connection: keep-alive` alone skips listing the names; any other member is still honoured.
+    @Test(arguments: [
+        ("keep-alive", ["Content-Type", "X-Hop"]), (" Keep-Alive\t", ["Content-Type", "X-Hop"]),
+        ("keep-alive, X-Hop", ["Content-Type"]), ("keep-alivex", ["Content-Type", "X-Hop"]), ("X-HOP", ["Content-Type"]),
+    ])
+    func aConnectionOfKeepAliveAloneRemovesOnlyTheNeverStoredFields(connection: String, kept: [String]) {
+        let received = HeaderFields([
+            ("Connection", connection), ("Content-Type", "text/plain"), ("Keep-Alive", "timeout=5"), ("X-Hop", "1"),
+        ])
+        #expect(CachedResponse.storedHeaders(received).map(\.name) == kept)
+    }
+
+    @Test func trimmingReturnsAStringWithoutOptionalWhitespaceAtEitherEnd() {
+        #expect(#""v1""#.trimmingOptionalWhitespace == #""v1""#)
+        #expect(" \t\"v1\" \t".trimmingOptionalWhitespace == #""v1""#)
+        #expect("\t".trimmingOptionalWhitespace == "")
+        #expect("".trimmingOptionalWhitespace == "")
+        #expect("a b".trimmingOptionalWhitespace == "a b")
+        #expect("a ".trimmingOptionalWhitespace == "a")
+    }
 }

@@ -317,6 +317,24 @@ public struct CachedResponse: Sendable {
         }
     }
 
+    /// Whether every `Connection` field of `headers` is `keep-alive` (in any case, with optional whitespace around).
+    private static func namesOnlyKeepAlive(_ headers: HeaderFields) -> Bool {
+        for index in headers.fields.indices where headers.fields[index].hasName("connection") {
+            var value = headers.fields[index].value
+            let isKeepAlive = value.withUTF8 { bytes in
+                var lower = 0
+                var upper = bytes.count
+                while lower < upper, bytes[lower] == 0x20 || bytes[lower] == 0x09 { lower += 1 }
+                while upper > lower, bytes[upper - 1] == 0x20 || bytes[upper - 1] == 0x09 { upper -= 1 }
+                let expected = "keep-alive".utf8
+                guard upper - lower == expected.count else { return false }
+                return zip(bytes[lower..<upper], expected).allSatisfy { ASCII.lowercased($0) == $1 }
+            }
+            guard isKeepAlive else { return false }
+        }
+        return true
+    }
+
     /// ASCII `bytes` as a lower-case string, copied as they are when they are lower case already (the usual case).
     private static func lowercased(_ bytes: UnsafeBufferPointer<UInt8>) -> String {
         guard bytes.contains(where: { (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains($0) }) else {
@@ -335,7 +353,9 @@ public struct CachedResponse: Sendable {
         // `Connection` is itself never stored, so a response without any such field names nothing to remove either:
         // one lookup per field settles the common case.
         guard headers.fields.contains(where: { isNeverStored($0.canonicalName) }) else { return headers }
-        let listed = listValues(headers, "connection")
+        // `Connection: keep-alive`, which nearly every HTTP/1.1 server sends, names only a field that is never stored
+        // anyway: nothing to list then.
+        let listed = namesOnlyKeepAlive(headers) ? [] : listValues(headers, "connection")
         // The fields kept are kept as they are: rebuilding them from name and value lower-cased every name again.
         var kept: [HeaderFields.Field] = []
         kept.reserveCapacity(headers.fields.count)
