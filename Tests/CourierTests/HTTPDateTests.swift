@@ -130,7 +130,15 @@ struct HTTPDateTests {
             let text = HTTPDate.format(date)
             #expect(text.utf8.count == 29)
             #expect(HTTPDate.parse(text, now: Self.now)?.timeIntervalSince1970 == TimeInterval(seconds), "\(text)")
+            // Day and month names match in any case (every name occurs among 5,000 random dates).
+            for variant in [text.uppercased(), text.lowercased()] {
+                #expect(HTTPDate.parse(variant, now: Self.now)?.timeIntervalSince1970 == TimeInterval(seconds))
+            }
         }
+        // A name one letter off is refused, in either position.
+        #expect(HTTPDate.parse("Sun, 06 Nox 1994 08:49:37 GMT", now: Self.now) == nil)
+        #expect(HTTPDate.parse("Sum, 06 Nov 1994 08:49:37 GMT", now: Self.now) == nil)
+        #expect(HTTPDate.parse("Sun, 06 N@v 1994 08:49:37 GMT", now: Self.now) == nil)
     }
 
     /// 10,000 seeded random strings (date fragments, mutations of valid dates, random scalars): no crash, the

@@ -95,14 +95,14 @@ enum HTTPDate {
         let components: Components?
         if cursor.consume(","), cursor.consume(" ") {
             if name.count == 3 {
-                guard index(of: name, in: shortDayNames) != nil else { return nil }
+                guard isShortDayName(name) else { return nil }
                 components = parseIMFFixdate(&cursor)
             } else {
                 guard index(of: name, in: longDayNames) != nil else { return nil }
                 components = parseRFC850(&cursor, now: now)
             }
         } else if name.count == 3, cursor.consume(" ") {
-            guard index(of: name, in: shortDayNames) != nil else { return nil }
+            guard isShortDayName(name) else { return nil }
             components = parseAsctime(&cursor)
         } else {
             return nil
@@ -241,6 +241,42 @@ enum HTTPDate {
         }
     }
 
+    /// Three ASCII letters folded to lower case and packed into one integer, so that a day or month name is matched by
+    /// comparing integers; `nil` for a name of another length. (Searching the name tables cost about 600 instructions
+    /// a date, and every stored response has two or three dates.)
+    private static func packedLowercase(_ name: UnsafeBufferPointer<UInt8>) -> Int? {
+        guard name.count == 3 else { return nil }
+        return Int(name[0] | 0x20) << 16 | Int(name[1] | 0x20) << 8 | Int(name[2] | 0x20)
+    }
+
+    /// Whether `name` is an abbreviated weekday name, in any case.
+    private static func isShortDayName(_ name: UnsafeBufferPointer<UInt8>) -> Bool {
+        switch packedLowercase(name) {
+        // "sun", "mon", "tue", "wed", "thu", "fri", "sat"
+        case 0x73_756E, 0x6D_6F6E, 0x74_7565, 0x77_6564, 0x74_6875, 0x66_7269, 0x73_6174: true
+        default: false
+        }
+    }
+
+    /// The number (1...12) of the abbreviated month name `name`, in any case.
+    private static func monthNumber(_ name: UnsafeBufferPointer<UInt8>) -> Int? {
+        switch packedLowercase(name) {
+        case 0x6A_616E: 1  // jan
+        case 0x66_6562: 2  // feb
+        case 0x6D_6172: 3  // mar
+        case 0x61_7072: 4  // apr
+        case 0x6D_6179: 5  // may
+        case 0x6A_756E: 6  // jun
+        case 0x6A_756C: 7  // jul
+        case 0x61_7567: 8  // aug
+        case 0x73_6570: 9  // sep
+        case 0x6F_6374: 10  // oct
+        case 0x6E_6F76: 11  // nov
+        case 0x64_6563: 12  // dec
+        default: nil
+        }
+    }
+
     /// Index of `name` in `table`, comparing ASCII letters case-insensitively.
     private static func index(of name: UnsafeBufferPointer<UInt8>, in table: [[UInt8]]) -> Int? {
         table.firstIndex { entry in
@@ -294,7 +330,7 @@ enum HTTPDate {
         /// Consumes a three-letter month name and returns its number (1...12).
         mutating func month() -> Int? {
             let name = letters()
-            return HTTPDate.index(of: name, in: HTTPDate.monthNames).map { $0 + 1 }
+            return HTTPDate.monthNumber(name)
         }
     }
 }
