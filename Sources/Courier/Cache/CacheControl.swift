@@ -70,8 +70,8 @@ struct CacheControl: Sendable, Equatable {
         var extensions: [String: String?] = [:]
     }
 
-    /// No directives: what a message without `Cache-Control` has. (Apart from the initializer below, whose defaulted
-    /// collections would be built and dropped on every call.)
+    /// No directives: what a message without `Cache-Control` has. Kept apart from the initializer below, which would
+    /// build and drop its defaulted collections on every call.
     init() {}
 
     /// Creates directives; every argument defaults to the directive's absence.

@@ -43,11 +43,11 @@ extension ResponseCache {
         guard request.method == .get, Freshness.isStorableFinalStatus(status) else { return (nil, 0) }
         let url = request.urlText
         let partition = CachePartition(identity: partition, request: request)
-        // A `no-store` on either side removes the variant the response supersedes. The response's is looked at
-        // first: when it forbids storage, the request's directives need not be parsed at all.
         let headers = response.headers  // one retain, where each use of `response.headers` took its own
-        // The common answer (a heuristically cacheable status, no `no-store` in sight) goes straight to the entry,
-        // which parses its fields once; only the others have their `Cache-Control` parsed here first, once.
+        // A `no-store` on either side removes the variant the response supersedes. The response's is looked at first,
+        // so that when it forbids storage the request's directives are never parsed. The common answer (a
+        // heuristically cacheable status, no `no-store` in sight) goes straight to the entry, which parses its fields
+        // once; only the others have their `Cache-Control` parsed here first, once.
         if !Freshness.isHeuristicallyCacheable(status) || Self.mentionsNoStore(headers) {
             let directives = CacheControl.parse(cacheControlOf: headers)
             // A status with no lifetime to use (a 500 without `max-age`) leaves what is stored alone: it may
