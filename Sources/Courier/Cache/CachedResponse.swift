@@ -319,18 +319,11 @@ public struct CachedResponse: Sendable {
 
     /// Whether every `Connection` field of `headers` is `keep-alive` (in any case, with optional whitespace around).
     private static func namesOnlyKeepAlive(_ headers: HeaderFields) -> Bool {
+        let keepAlive = "keep-alive".utf8
         for index in headers.fields.indices where headers.fields[index].hasName("connection") {
-            var value = headers.fields[index].value
-            let isKeepAlive = value.withUTF8 { bytes in
-                var lower = 0
-                var upper = bytes.count
-                while lower < upper, bytes[lower] == 0x20 || bytes[lower] == 0x09 { lower += 1 }
-                while upper > lower, bytes[upper - 1] == 0x20 || bytes[upper - 1] == 0x09 { upper -= 1 }
-                let expected = "keep-alive".utf8
-                guard upper - lower == expected.count else { return false }
-                return zip(bytes[lower..<upper], expected).allSatisfy { ASCII.lowercased($0) == $1 }
-            }
-            guard isKeepAlive else { return false }
+            // Of the same length, containing it is being it.
+            let value = headers.fields[index].value.trimmingOptionalWhitespace.utf8
+            guard value.count == keepAlive.count, value.containsIgnoringASCIICase(keepAlive) else { return false }
         }
         return true
     }
