@@ -133,6 +133,16 @@ private func makeClient(
         #expect(sent == [["application/json", "text/plain;q=0.5"], ["text/csv"]])
     }
 
+    @Test func fieldsAddedAfterReservingKeepTheirOrderAndNames() {
+        var headers: HeaderFields = ["Accept": "application/json"]
+        headers.reserveCapacity(3)
+        headers.add(name: "Set-Cookie", value: "a=1")
+        headers.add(name: "set-cookie", value: "b=2")
+        #expect(headers.map(\.name) == ["Accept", "Set-Cookie", "set-cookie"])
+        #expect(headers.values(for: "SET-COOKIE") == ["a=1", "b=2"])
+        #expect(headers == HeaderFields([("accept", "application/json"), ("set-cookie", "a=1"), ("Set-Cookie", "b=2")]))
+    }
+
     @Test func encodableBodiesAreSentAsJSON() async throws {
         let transport = MockTransport.responding(status: 201)
         let client = makeClient(transport)

@@ -150,6 +150,13 @@ public struct HeaderFields: Sendable, Hashable, ExpressibleByDictionaryLiteral {
 
     // MARK: Changing
 
+    /// Reserves room for `minimumCapacity` fields, so that adding that many allocates once.
+    ///
+    /// - Parameter minimumCapacity: The number of fields the list will hold.
+    public mutating func reserveCapacity(_ minimumCapacity: Int) {
+        fields.reserveCapacity(minimumCapacity)
+    }
+
     /// Appends a field, keeping any fields that already have this name.
     ///
     /// - Parameters:

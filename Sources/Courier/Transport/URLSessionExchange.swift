@@ -23,8 +23,9 @@ import Foundation
 final class URLSessionExchange: NSObject, URLSessionDataDelegate, Sendable {
     /// How a task ended.
     enum Outcome: Sendable {
-        /// The final response and its (decoded) body.
-        case response(HTTPURLResponse, Data)
+        /// The final response and its (decoded) body, with its fields as Courier's when they were converted already
+        /// (when the head arrived); `nil` when they still have to be.
+        case response(HTTPURLResponse, Data, fields: HeaderFields?)
         /// A redirect, with the request that would follow it: the transport's ``RedirectPolicy`` decides whether it
         /// sends that request next or returns the redirect itself.
         case redirect(URLRequest, HTTPURLResponse, Data)
@@ -46,6 +47,8 @@ final class URLSessionExchange: NSObject, URLSessionDataDelegate, Sendable {
         var leftWith: (any Error)?
         var isCancelledByCaller: Bool { leftWith is CancellationError }
         var head: HTTPURLResponse?
+        /// ``head``'s fields as Courier's, converted when the head arrived; `nil` when the head came another way.
+        var headFields: HeaderFields?
         var body = Data()
         var stop: Stop?
         var redirect: URLRequest?
@@ -150,7 +153,10 @@ final class URLSessionExchange: NSObject, URLSessionDataDelegate, Sendable {
         completionHandler: @escaping @Sendable (URLSession.ResponseDisposition) -> Void
     ) {
         let head = response as? HTTPURLResponse
-        let encoding = head?.value(forHTTPHeaderField: "Content-Encoding")
+        // The fields are converted once, here, and the response is built from them: FoundationNetworking's
+        // `value(forHTTPHeaderField:)` lower-cases every name it passes, about 1,600 instructions for one lookup.
+        let fields = head.map(URLSessionTransport.headers(of:))
+        let encoding = fields?["content-encoding"]
         if let coding = URLSessionTransport.undecodableCoding(inContentEncoding: encoding) {
             // libcurl would fail the body with a message that does not name the coding: stop with one that does.
             let continuation = state.withLock { state in
@@ -164,6 +170,7 @@ final class URLSessionExchange: NSObject, URLSessionDataDelegate, Sendable {
         let announced = head.map { announcedLength($0, contentEncoding: encoding) } ?? -1
         let stopped = state.withLock { state in
             state.head = head
+            state.headFields = fields
             return announced > maxResponseBytes ? state.stopTooLarge() : nil
         }
         stopTooLarge(stopped)
@@ -234,6 +241,7 @@ final class URLSessionExchange: NSObject, URLSessionDataDelegate, Sendable {
             let tooLarge = (data?.count ?? 0) > maxResponseBytes
             state.withLock { state in
                 state.head = head
+                state.headFields = nil
                 if tooLarge, state.stop == nil { state.stop = .tooLarge }
                 if !tooLarge { state.body = data ?? Data() }
             }
@@ -269,7 +277,7 @@ final class URLSessionExchange: NSObject, URLSessionDataDelegate, Sendable {
             return .failure(URLSessionTransport.undecodableCodingError(coding))
         case .challenged(let failure)?:
             guard let head = state.head ?? failure else { break }
-            return .response(head, state.body)
+            return .response(head, state.body, fields: state.head != nil ? state.headFields : nil)
         case nil:
             break
         }
@@ -285,7 +293,7 @@ final class URLSessionExchange: NSObject, URLSessionDataDelegate, Sendable {
         guard let head = state.head ?? fallbackHead() else {
             return .failure(APIError.transport(.badServerResponse, underlying: URLError(.badServerResponse)))
         }
-        return .response(head, state.body)
+        return .response(head, state.body, fields: state.head != nil ? state.headFields : nil)
     }
 
     // MARK: Rules

@@ -173,9 +173,9 @@ public final class URLSessionTransport: HTTPTransport {
         var chain = RedirectChain(policy: request.redirectPolicy, first: next.url, method: request.method.rawValue)
         while true {
             switch await exchange(next, origin: request.url, credentials: request.credentials, stop: stop) {
-            case .response(let head, let body):
+            case .response(let head, let body, let fields):
                 let response = TransportResponse(
-                    statusCode: head.statusCode, headers: Self.headers(of: head), body: body, url: next.url)
+                    statusCode: head.statusCode, headers: fields ?? Self.headers(of: head), body: body, url: next.url)
                 try chain.checkUnfollowable(response, from: next.url)
                 return response
             case .redirect(let redirected, let head, let body):

@@ -36,7 +36,7 @@ extension AsyncHTTPClientTransport {
             guard let next = hop.following(status: head.statusCode, headers: head.fields) else {
                 return TransportResponse(
                     statusCode: head.statusCode, headers: head.headers,
-                    body: body.map { Data($0.readableBytesView) } ?? Data())
+                    body: body.map { Data($0) } ?? Data())
             }
             hop = next
         }
@@ -44,7 +44,7 @@ extension AsyncHTTPClientTransport {
     }
 
     /// One hop on AsyncHTTPClient's task API, stopped by `exchange` or by cancelling the calling task.
-    private func send(_ hop: RedirectHop, origin: URL, in exchange: StoppableExchange) async throws
+    private nonisolated(nonsending) func send(_ hop: RedirectHop, origin: URL, in exchange: StoppableExchange) async throws
         -> (ResponseHead, ByteBuffer?)
     {
         let delegate = BufferedResponse(method: hop.method, limit: maxResponseBytes)

@@ -140,10 +140,10 @@ struct ResponseHead {
     private init(status: HTTPResponseStatus, fields: HTTPHeaders, method: RequestMethod) {
         statusCode = Int(status.code)
         self.fields = fields
-        var pairs: [(String, String)] = []
-        pairs.reserveCapacity(fields.count)
-        for (name, value) in fields { pairs.append((name, value)) }
-        headers = HeaderFields(pairs)
+        var headers = HeaderFields()
+        headers.reserveCapacity(fields.count)
+        for (name, value) in fields { headers.add(name: name, value: value) }
+        self.headers = headers
         let hasBody = method != .head && statusCode >= 200 && statusCode != 204 && statusCode != 304
         announcedLength = hasBody ? fields.first(name: "content-length").flatMap { Int($0) } : nil
     }
