@@ -140,7 +140,8 @@ private func makeClient(
         headers.add(name: "set-cookie", value: "b=2")
         #expect(headers.map(\.name) == ["Accept", "Set-Cookie", "set-cookie"])
         #expect(headers.values(for: "SET-COOKIE") == ["a=1", "b=2"])
-        #expect(headers == HeaderFields([("accept", "application/json"), ("set-cookie", "a=1"), ("Set-Cookie", "b=2")]))
+        #expect(
+            headers == HeaderFields([("accept", "application/json"), ("set-cookie", "a=1"), ("Set-Cookie", "b=2")]))
     }
 
     @Test func encodableBodiesAreSentAsJSON() async throws {

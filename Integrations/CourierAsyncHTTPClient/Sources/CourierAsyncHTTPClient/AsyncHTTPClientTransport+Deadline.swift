@@ -44,7 +44,8 @@ extension AsyncHTTPClientTransport {
     }
 
     /// One hop on AsyncHTTPClient's task API, stopped by `exchange` or by cancelling the calling task.
-    private nonisolated(nonsending) func send(_ hop: RedirectHop, origin: URL, in exchange: StoppableExchange) async throws
+    private nonisolated(nonsending) func send(_ hop: RedirectHop, origin: URL, in exchange: StoppableExchange)
+        async throws
         -> (ResponseHead, ByteBuffer?)
     {
         let delegate = BufferedResponse(method: hop.method, limit: maxResponseBytes)
