@@ -295,9 +295,10 @@ struct CacheStorage {
     // MARK: Linking
 
     private mutating func remove(_ slot: Int) {
-        guard let node = slots[slot] else { return }
+        guard slots[slot] != nil else { return }
         unlink(slot)
-        slots[slot] = nil
+        // Moved out, not copied: a copy retained each of the node's fields, and released them again.
+        guard let node = slots[slot].take() else { return }
         freeSlots.append(slot)
         count -= 1
         totalBytes -= node.entry.byteCount + node.decodedBytes
@@ -305,9 +306,12 @@ struct CacheStorage {
     }
 
     private mutating func unlink(_ slot: Int) {
-        guard let node = slots[slot] else { return }
-        if let newer = node.newer { slots[newer]?.older = node.older } else { newest = node.older }
-        if let older = node.older { slots[older]?.newer = node.newer } else { oldest = node.newer }
+        guard slots[slot] != nil else { return }
+        // The links are read in place: `if let node = slots[slot]` copied the whole node to read two of its fields.
+        let newerSlot = slots[slot].unsafelyUnwrapped.newer
+        let olderSlot = slots[slot].unsafelyUnwrapped.older
+        if let newerSlot { slots[newerSlot]?.older = olderSlot } else { newest = olderSlot }
+        if let olderSlot { slots[olderSlot]?.newer = newerSlot } else { oldest = newerSlot }
         slots[slot]?.newer = nil
         slots[slot]?.older = nil
     }

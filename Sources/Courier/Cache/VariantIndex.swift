@@ -5,11 +5,11 @@
 /// dictionary every lookup also hashed the partition, an identity and a list of credential lines: about 320
 /// instructions of a 7,000-instruction hit.
 struct VariantIndex {
-    private var anonymous: [URLText: [Int]] = [:]
-    private var partitioned: [URLText: [CachePartition: [Int]]] = [:]
+    private var anonymous: [URLText: VariantSlots] = [:]
+    private var partitioned: [URLText: [CachePartition: VariantSlots]] = [:]
 
     /// The slots stored for `url` and `partition`, oldest first.
-    func slots(url: URLText, partition: CachePartition) -> [Int]? {
+    func slots(url: URLText, partition: CachePartition) -> VariantSlots? {
         partition.isAnonymous ? anonymous[url] : partitioned[url]?[partition]
     }
 
@@ -20,7 +20,7 @@ struct VariantIndex {
 
     /// Every slot stored for `url`, in every partition.
     func allSlots(url: URLText) -> [Int] {
-        (anonymous[url] ?? []) + (partitioned[url]?.values.flatMap { $0 } ?? [])
+        Array(anonymous[url] ?? VariantSlots()) + (partitioned[url]?.values.flatMap { $0 } ?? [])
     }
 
     /// The URLs with at least one stored slot.
@@ -35,9 +35,9 @@ struct VariantIndex {
     /// Adds `slot` as the newest variant for `url` and `partition`.
     mutating func append(_ slot: Int, url: URLText, partition: CachePartition) {
         if partition.isAnonymous {
-            anonymous[url, default: []].append(slot)
+            anonymous[url, default: VariantSlots()].append(slot)
         } else {
-            partitioned[url, default: [:]][partition, default: []].append(slot)
+            partitioned[url, default: [:]][partition, default: VariantSlots()].append(slot)
         }
     }
 
@@ -46,13 +46,13 @@ struct VariantIndex {
         if partition.isAnonymous {
             // Taken out and put back only if something is left: one lookup for the common single variant.
             guard var variants = anonymous.removeValue(forKey: url) else { return }
-            variants.removeAll { $0 == slot }
+            variants.remove(slot)
             if !variants.isEmpty { anonymous[url] = variants }
             return
         }
         guard var partitions = partitioned.removeValue(forKey: url) else { return }
         if var variants = partitions.removeValue(forKey: partition) {
-            variants.removeAll { $0 == slot }
+            variants.remove(slot)
             if !variants.isEmpty { partitions[partition] = variants }
         }
         if !partitions.isEmpty { partitioned[url] = partitions }
@@ -62,4 +62,62 @@ struct VariantIndex {
 extension CachePartition {
     /// Neither an identity nor a credential.
     var isAnonymous: Bool { identity == nil && credentials.isEmpty }
+}
+
+/// The slots of the variants stored for one URL and partition, oldest first.
+///
+/// Most URLs have one variant (no `Vary`, or one value of it so far): it is kept inline, so that storing an entry and
+/// evicting it allocate and free no array. An array of one slot had cost an allocation per stored response.
+struct VariantSlots: RandomAccessCollection {
+    private enum Storage {
+        case none
+        case one(Int)
+        case many([Int])
+    }
+
+    private var storage = Storage.none
+
+    var startIndex: Int { 0 }
+
+    var endIndex: Int {
+        switch storage {
+        case .none: 0
+        case .one: 1
+        case .many(let slots): slots.count
+        }
+    }
+
+    subscript(position: Int) -> Int {
+        switch storage {
+        case .none: preconditionFailure("no variant at \(position)")
+        case .one(let slot):
+            precondition(position == 0, "no variant at \(position)")
+            return slot
+        case .many(let slots): return slots[position]
+        }
+    }
+
+    /// Adds `slot` as the newest.
+    mutating func append(_ slot: Int) {
+        switch storage {
+        case .none: storage = .one(slot)
+        case .one(let first): storage = .many([first, slot])
+        case .many(var slots):
+            storage = .none  // the array is then referenced once, and appended to in place
+            slots.append(slot)
+            storage = .many(slots)
+        }
+    }
+
+    /// Removes `slot`, wherever it is.
+    mutating func remove(_ slot: Int) {
+        switch storage {
+        case .none: return
+        case .one(let only): if only == slot { storage = .none }
+        case .many(var slots):
+            storage = .none
+            slots.removeAll { $0 == slot }
+            storage = slots.count == 1 ? .one(slots[0]) : slots.isEmpty ? .none : .many(slots)
+        }
+    }
 }
