@@ -53,3 +53,23 @@ import Testing
         #expect(URLComposer.joined("https://h/v1", "/", "users", query: []) == "https://h/v1/users")
     }
 }
+
+/// A URL built on a base in normal form takes its text as its key without a normalizing pass: the text must be what
+/// that pass would give, for bases in normal form and not.
+@Suite struct URLKeyTextTests {
+    @Test(arguments: [
+        "https://api.example.com/v1", "HTTPS://API.Example.com/v1", "http://h:80/v1", "https://h:443",
+        "https://h:8443/v1?tenant=acme", "http://User@H/x/", "https://h/v1#top",
+    ])
+    func theKeyTextIsTheNormalizedURL(base: String) throws {
+        let base = URLBuilder.Base(try #require(URL(string: base)))
+        let paths = ["", "/users/42", "users", "/search?page=2", "?q=1", "/a%20b", "https://Other.example:443/x"]
+        let queries = [[], [URLQueryItem(name: "q", value: "a b")], [URLQueryItem(name: "key", value: "7")]]
+        for path in paths {
+            for query in queries {
+                let entry = try URLBuilder.target(base: base, path: path, query: query, recent: nil).entry
+                #expect(entry.text.text == RequestKey.normalize(entry.url), "\(path) \(query)")
+            }
+        }
+    }
+}

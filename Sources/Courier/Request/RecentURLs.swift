@@ -28,8 +28,12 @@ final class RecentURLs: Sendable {
         /// The request a plain `GET` of this URL built, once one was sent; see ``PlainGET``.
         let plainGET: PlainGET?
 
-        convenience init(_ url: URL, storedAs: String) {
-            self.init(url: url, text: URLText(RequestKey.normalize(url)), storedAs: storedAs, plainGET: nil)
+        /// - Parameter normalizedText: The URL's normalized text when the caller knows it already; `nil` to
+        ///   normalize it here.
+        convenience init(_ url: URL, normalizedText: String? = nil, storedAs: String) {
+            self.init(
+                url: url, text: URLText(normalizedText ?? RequestKey.normalize(url)), storedAs: storedAs,
+                plainGET: nil)
         }
 
         private init(url: URL, text: URLText, storedAs: String, plainGET: PlainGET?) {

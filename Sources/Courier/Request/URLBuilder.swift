@@ -29,7 +29,10 @@ enum URLBuilder {
         guard let url = URL(string: text), !isAbsolute || url.host != nil else {
             throw .invalidRequest(.invalidURL(text))
         }
-        let entry = RecentURLs.Entry(url, storedAs: query.isEmpty ? path : text)
+        // A URL built on a base already in normal form is in normal form too (a path and a query are never
+        // normalized, and neither may carry a fragment): its text is its key, with no pass over its bytes.
+        let entry = RecentURLs.Entry(
+            url, normalizedText: !isAbsolute && base.isNormalized ? text : nil, storedAs: query.isEmpty ? path : text)
         recent?.remember(entry, as: entry.storedAs)
         return (entry, false)
     }
@@ -41,6 +44,9 @@ enum URLBuilder {
         let path: String
         /// The base URL's query without its `?`, or `nil` when it has none (or an empty one).
         let query: String?
+        /// Whether ``path`` is in the form ``RequestKey/normalize(_:)`` gives it (scheme and host in lower case, no
+        /// default port), as nearly every base URL is.
+        let isNormalized: Bool
 
         /// The whole base: ``path``, then `?` and ``query`` when there is one.
         var text: String { query.map { path + "?" + $0 } ?? path }
@@ -53,6 +59,7 @@ enum URLBuilder {
             while text.hasSuffix("/") { text.removeLast() }
             path = text
             self.query = query?.isEmpty == false ? query : nil
+            isNormalized = URL(string: text).map { RequestKey.normalize($0) == text } ?? false
         }
     }
 
