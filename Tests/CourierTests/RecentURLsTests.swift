@@ -11,8 +11,8 @@ import Testing
         let recent = RecentURLs()
         let first = try URLBuilder.url(base: base, path: "/users/42", query: [], recent: recent)
         #expect(first.absoluteString == "https://api.example.com/v1/users/42?tenant=acme")
-        #expect(recent.url(for: "/users/42")?.url == first)
-        #expect(recent.url(for: "/users/42")?.text.text == "https://api.example.com/v1/users/42?tenant=acme")
+        #expect(recent.url(forPath: "/users/42")?.url == first)
+        #expect(recent.url(forPath: "/users/42")?.text.text == "https://api.example.com/v1/users/42?tenant=acme")
         #expect(try URLBuilder.url(base: base, path: "/users/42", query: [], recent: recent) == first)
         #expect(recent.count == 1)
         #expect(try URLBuilder.url(base: base, path: "/users/43", query: [], recent: recent) != first)
@@ -24,8 +24,8 @@ import Testing
         let items = [URLQueryItem(name: "page", value: "2")]
         let url = try URLBuilder.url(base: base, path: "/users", query: items, recent: recent)
         #expect(url.absoluteString == "https://api.example.com/v1/users?tenant=acme&page=2")
-        #expect(recent.url(for: "/users") == nil)
-        #expect(recent.url(for: url.absoluteString)?.url == url)
+        #expect(recent.url(forPath: "/users") == nil)
+        #expect(recent.url(forText: URLText(url.absoluteString))?.url == url)
         let other = try URLBuilder.url(
             base: base, path: "/users", query: [URLQueryItem(name: "page", value: "3")], recent: recent)
         #expect(other.absoluteString.hasSuffix("page=3"))

@@ -23,17 +23,20 @@ enum URLBuilder {
     static func target(base: Base, path: String, query: [URLQueryItem], recent: RecentURLs?) throws(APIError)
         -> (entry: RecentURLs.Entry, isKnown: Bool)
     {
-        if query.isEmpty, let known = recent?.url(for: path) { return (known, true) }
+        if query.isEmpty, let known = recent?.url(forPath: path) { return (known, true) }
         let (text, isAbsolute) = try resolvedTarget(base: base, path: path, query: query)
-        if !query.isEmpty, let known = recent?.url(for: text) { return (known, true) }
+        // The text's hash is computed once, here: for the lookup, the entry's key and its normalized text.
+        let textKey = query.isEmpty ? nil : URLText(text)
+        if let textKey, let known = recent?.url(forText: textKey) { return (known, true) }
         guard let url = URL(string: text), !isAbsolute || url.host != nil else {
             throw .invalidRequest(.invalidURL(text))
         }
         // A URL built on a base already in normal form is in normal form too (a path and a query are never
         // normalized, and neither may carry a fragment): its text is its key, with no pass over its bytes.
+        let normalized = !isAbsolute && base.isNormalized ? textKey ?? URLText(text) : nil
         let entry = RecentURLs.Entry(
-            url, normalizedText: !isAbsolute && base.isNormalized ? text : nil, storedAs: query.isEmpty ? path : text)
-        recent?.remember(entry, as: entry.storedAs)
+            url, normalizedText: normalized, key: textKey.map(RecentURLs.Key.text) ?? .path(path))
+        recent?.remember(entry)
         return (entry, false)
     }
 
