@@ -28,11 +28,13 @@ struct Options {
     var writesDocs = false
     /// The file name of the report, without extension.
     var name = "coalescing-report"
+    /// Keep one core busy for the whole run (see ``BusyCore``).
+    var busyCore = false
 
     static let usage = """
         usage: coalescing-report [--callers 1,10,100,1000,10000] [--latency-ms 20] [--repetitions 3]
                                  [--variants data,decoded] [--upstream URL [--throughput N] [--concurrency 32]]
-                                 [--write-docs | --output DIR] [--name coalescing-report]
+                                 [--write-docs | --output DIR] [--name coalescing-report] [--busy-core]
 
           --callers      concurrent callers of one key, per level
           --latency-ms   simulated upstream latency (ignored with --upstream)
@@ -46,6 +48,8 @@ struct Options {
           --write-docs   write the report into the repository's Docs/ (to publish it)
           --output       where the Markdown table and SVG chart go (default: Benchmarks/.build/reports/)
           --name         the report's file name without extension (default: coalescing-report)
+          --busy-core    keep one core busy for the whole run: a thread outside Swift's task pool spins, so the
+                         callers, their tasks and the upstream share what is left (a service under load)
         """
 
     static func parse(_ arguments: [String]) throws -> Options {
@@ -94,6 +98,8 @@ struct Options {
                 options.variants = variants
             case "--write-docs":
                 options.writesDocs = true
+            case "--busy-core":
+                options.busyCore = true
             case "--output":
                 options.outputDirectory = try value()
             case "--name":

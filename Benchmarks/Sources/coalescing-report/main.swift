@@ -87,6 +87,9 @@ progress(
         + "\(latencyText), \(options.repetitions) repetitions, "
         + variants.map(\.rawValue).joined(separator: " and "))
 
+let busyCore = options.busyCore ? BusyCore() : nil
+if busyCore != nil { progress("one core kept busy by a spinning thread for the whole run") }
+
 // Warm up every strategy once so first-use costs (lazy globals, thread pool growth) stay out of the numbers.
 for variant in variants {
     for index in 0..<strategyCount {
@@ -135,9 +138,11 @@ if let upstream = options.upstream, options.throughputRequests > 0 {
     }
 }
 
+if let busyCore { progress("the busy thread spun \(busyCore.stop()) × 65,536 times") }
+
 let report = Report(
     results: results, throughput: throughput, latency: options.upstream == nil ? options.latency : nil,
-    source: latencyText)
+    source: latencyText + (options.busyCore ? ", one core kept busy" : ""))
 print(report.terminalTable())
 let directory = options.resolvedOutputDirectory()
 let base = "\(directory)/\(options.name)"

@@ -133,20 +133,16 @@ struct FlightTable<Key: Hashable & Sendable, Value: Sendable> {
     private(set) var flights: [Key: Flight] = [:]
     /// The bounds of the flights whose waiters have some, by flight id.
     private var bounds: [UInt64: Bounds] = [:]
-    /// Source of both flight and waiter ids; one counter keeps every id unique, which `leave` relies on.
-    private var lastID: UInt64 = 0
     /// Kept alongside `flights` so the waiter count is O(1) instead of a sum over every flight.
     private(set) var waiting = 0
     /// Number of times a flight reported its outcome, including stale reports from abandoned flights.
     private(set) var reportedOutcomes = 0
 
-    mutating func nextID() -> UInt64 {
-        lastID &+= 1
-        return lastID
-    }
-
     /// Adds a waiter to the flight for `key`, or opens a flight for it; the leader then starts the flight's task and
     /// hands it to ``attach(_:to:flightID:)``.
+    ///
+    /// Waiter ids are unique across flights (``leave(_:waiterID:policy:)`` relies on it): the coalescer draws them
+    /// from one counter. A flight takes its leader's id, so flight ids are unique too.
     mutating func register(_ waiter: Waiter, id waiterID: UInt64, for key: Key, isCancelled: Bool) -> Registration {
         // Checked under the lock: a cancellation that lands after this point finds the waiter registered, because
         // the cancellation handler takes the same lock.
@@ -158,7 +154,7 @@ struct FlightTable<Key: Hashable & Sendable, Value: Sendable> {
             flights.values[index].waiters.add(waiter, id: waiterID)
             return .joined(flightID: flights.values[index].id)
         }
-        let flightID = nextID()
+        let flightID = waiterID
         flights[key] = Flight(id: flightID, task: nil, waiters: Waiters(first: waiterID, waiter))
         return .lead(flightID: flightID)
     }

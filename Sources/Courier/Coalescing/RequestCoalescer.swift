@@ -1,3 +1,5 @@
+import Synchronization
+
 /// Collapses concurrent calls for the same key into a single in-flight operation ("single-flight").
 ///
 /// The first caller for a key starts a *flight*: the operation runs once, in its own unstructured task, and every
@@ -40,6 +42,10 @@ public actor RequestCoalescer<Key: Hashable & Sendable, Value: Sendable> {
 
     private nonisolated let policy: AbandonmentPolicy
     private nonisolated let table = Locked(Table())
+    /// Where waiter ids come from (and, through their leaders, flight ids): an atomic counter, so that a caller
+    /// takes the table's lock once to join rather than twice. Under load every lock a joiner takes is one its
+    /// thread may be preempted holding, while the other callers wait.
+    private nonisolated let waiterIDs = Atomic<UInt64>(0)
 
     /// Creates an empty coalescer.
     ///
@@ -130,7 +136,7 @@ public actor RequestCoalescer<Key: Hashable & Sendable, Value: Sendable> {
     ) async throws -> Coalesced<Value> {
         // A caller already cancelled is turned away by `register`, under the lock, before it can start a flight: a
         // check here as well would cost every call a read of its task's status.
-        let waiterID = table.withLock { $0.nextID() }
+        let waiterID = waiterIDs.add(1, ordering: .relaxed).newValue
         var registration = Table.Registration.cancelled
         let value = try await withTaskCancellationHandler {
             try await withUnsafeThrowingContinuation { (waiter: Table.Waiter) in
