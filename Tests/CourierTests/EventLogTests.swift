@@ -206,3 +206,42 @@ private typealias Kit = EventTestKit
         #expect(event.description == "#12 +3.2ms → joined #11")
     }
 }
+
+/// The counters are atomics read one by one: under parallel calls they stay exact, and a snapshot never shows a call's
+/// failure or join without the call itself.
+@Suite(.timeLimit(.minutes(2))) struct MetricsCounterTests {
+    @Test func countersStayExactAndASnapshotNeverOutrunsItsRequests() async throws {
+        let transport = MockTransport { request in
+            await Task.yield()
+            let failing = request.url.path.hasPrefix("/fail")
+            return TransportResponse(statusCode: failing ? 500 : 200, headers: [:], body: Data("x".utf8))
+        }
+        let client = Kit.makeClient(transport)
+        let calls = 1_000
+        let reader = Task {
+            var snapshots = 0
+            while !Task.isCancelled {
+                let metrics = client.metrics
+                #expect(metrics.requests >= metrics.failures + metrics.cancellations)
+                #expect(metrics.requests >= metrics.joined)
+                snapshots += 1
+                await Task.yield()
+            }
+            return snapshots
+        }
+        await withTaskGroup(of: Void.self) { group in
+            for index in 0..<calls {
+                group.addTask {
+                    _ = try? await client.send(APIRequest<Data>.get(index.isMultiple(of: 4) ? "/fail/\(index)" : "/ok"))
+                }
+            }
+        }
+        reader.cancel()
+        #expect(await reader.value > 0)
+        let metrics = client.metrics
+        #expect(metrics.requests == calls)
+        #expect(metrics.failures == calls / 4)
+        #expect(metrics.cancellations == 0)
+        #expect(metrics.upstreamCalls + metrics.joined == calls)
+    }
+}

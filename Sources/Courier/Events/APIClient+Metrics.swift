@@ -36,6 +36,6 @@ extension APIClient {
         public init() {}
     }
 
-    /// A snapshot of the client's counters. Cheap: two short critical sections, no `await`.
+    /// A snapshot of the client's counters. Cheap: a load of each counter and one short critical section, no `await`.
     public var metrics: Metrics { instrumentation.metrics }
 }

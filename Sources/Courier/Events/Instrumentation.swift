@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// What an ``APIClient`` records about its calls: the counters behind ``APIClient/metrics`` and the events of
 /// ``APIClient/events``, with the redaction every event goes through.
@@ -20,7 +21,7 @@ final class Instrumentation: Sendable {
     let redaction: Redaction
     /// Called with every event, in the task where it happens; see ``CallObserver``.
     let observers: [any CallObserver]
-    private let counters = Locked(APIClient.Metrics())
+    private let counters = Counters()
 
     init(log: EventLog, redaction: Redaction, observers: [any CallObserver] = []) {
         self.log = log
@@ -30,31 +31,26 @@ final class Instrumentation: Sendable {
 
     /// A snapshot of the counters, with the log's dropped events.
     var metrics: APIClient.Metrics {
-        var metrics = counters.withLock { $0 }
+        var metrics = counters.snapshot
         metrics.droppedEvents = log.droppedCount
         return metrics
     }
 
     /// Counts a new call and gives it its id (the count itself, so ids are unique and ordered).
     func begin() -> Call {
-        let number = counters.withLock { metrics in
-            metrics.requests += 1
-            return metrics.requests
-        }
+        let number = counters.requests.add(1, ordering: .releasing).newValue
         return Call(id: CallID(rawValue: UInt64(number)), start: log.elapsedTime)
     }
 
     func count(_ counter: Counter) {
-        counters.withLock { metrics in
-            switch counter {
-            case .upstreamCall: metrics.upstreamCalls += 1
-            case .joined: metrics.joined += 1
-            case .cacheHit: metrics.cacheHits += 1
-            case .cacheMiss: metrics.cacheMisses += 1
-            case .revalidation: metrics.cacheRevalidations += 1
-            case .retry: metrics.retries += 1
-            case .tokenRefresh: metrics.tokenRefreshes += 1
-            }
+        switch counter {
+        case .upstreamCall: counters.upstreamCalls.add(1, ordering: .releasing)
+        case .joined: counters.joined.add(1, ordering: .releasing)
+        case .cacheHit: counters.cacheHits.add(1, ordering: .releasing)
+        case .cacheMiss: counters.cacheMisses.add(1, ordering: .releasing)
+        case .revalidation: counters.cacheRevalidations.add(1, ordering: .releasing)
+        case .retry: counters.retries.add(1, ordering: .releasing)
+        case .tokenRefresh: counters.tokenRefreshes.add(1, ordering: .releasing)
         }
     }
 
@@ -96,8 +92,10 @@ final class Instrumentation: Sendable {
 
     func failed(_ call: Call, _ error: any Error) {
         let cancelled = error is CancellationError
-        counters.withLock { metrics in
-            if cancelled { metrics.cancellations += 1 } else { metrics.failures += 1 }
+        if cancelled {
+            counters.cancellations.add(1, ordering: .releasing)
+        } else {
+            counters.failures.add(1, ordering: .releasing)
         }
         emit(call.id, .requestFailed(error: describe(error), duration: self.log.elapsedTime - call.start))
     }
@@ -105,6 +103,38 @@ final class Instrumentation: Sendable {
     /// The redacted description of an error; `cancelled` for cancellation.
     func describe(_ error: any Error) -> String {
         error is CancellationError ? "cancelled" : redaction.redact(String(describing: error))
+    }
+}
+
+/// The counters behind ``APIClient/Metrics``, one atomic each: a call increments two or three of them (a joiner: its
+/// start, its join, its cache miss), and behind one lock the callers of a burst waited for each other there.
+private final class Counters: Sendable {
+    let requests = Atomic(0)
+    let upstreamCalls = Atomic(0)
+    let joined = Atomic(0)
+    let cacheHits = Atomic(0)
+    let cacheMisses = Atomic(0)
+    let cacheRevalidations = Atomic(0)
+    let retries = Atomic(0)
+    let tokenRefreshes = Atomic(0)
+    let failures = Atomic(0)
+    let cancellations = Atomic(0)
+
+    /// The counters now. Every other counter of a call is incremented after its `requests`, so `requests` is read
+    /// last: a snapshot never shows a call's join or failure without the call.
+    var snapshot: APIClient.Metrics {
+        var metrics = APIClient.Metrics()
+        metrics.upstreamCalls = upstreamCalls.load(ordering: .acquiring)
+        metrics.joined = joined.load(ordering: .acquiring)
+        metrics.cacheHits = cacheHits.load(ordering: .acquiring)
+        metrics.cacheMisses = cacheMisses.load(ordering: .acquiring)
+        metrics.cacheRevalidations = cacheRevalidations.load(ordering: .acquiring)
+        metrics.retries = retries.load(ordering: .acquiring)
+        metrics.tokenRefreshes = tokenRefreshes.load(ordering: .acquiring)
+        metrics.failures = failures.load(ordering: .acquiring)
+        metrics.cancellations = cancellations.load(ordering: .acquiring)
+        metrics.requests = requests.load(ordering: .acquiring)
+        return metrics
     }
 }
 
