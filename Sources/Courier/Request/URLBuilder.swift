@@ -146,16 +146,11 @@ enum URLBuilder {
             case _ where ByteSet.urlTarget.contains(byte):
                 output.append(byte)
             default:
-                output.append(contentsOf: percentEscape(byte))
+                output += [UInt8(ascii: "%"), URLComposer.hexDigit(byte >> 4), URLComposer.hexDigit(byte & 0x0F)]
             }
             index += 1
         }
         return String(decoding: output, as: UTF8.self)
-    }
-
-    private static func percentEscape(_ byte: UInt8) -> [UInt8] {
-        let digits = Array("0123456789ABCDEF".utf8)
-        return [UInt8(ascii: "%"), digits[Int(byte >> 4)], digits[Int(byte & 0x0F)]]
     }
 
     private static func isHex(_ byte: UInt8) -> Bool {

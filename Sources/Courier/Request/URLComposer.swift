@@ -79,14 +79,15 @@ enum URLComposer {
                         continue
                     }
                     append(UInt8(ascii: "%"))
-                    append(Self.hexDigit(byte >> 4))
-                    append(Self.hexDigit(byte & 0x0F))
+                    append(URLComposer.hexDigit(byte >> 4))
+                    append(URLComposer.hexDigit(byte & 0x0F))
                 }
             }
         }
+    }
 
-        private static func hexDigit(_ value: UInt8) -> UInt8 {
-            value < 10 ? UInt8(ascii: "0") + value : UInt8(ascii: "A") + value - 10
-        }
+    /// The upper-case hexadecimal digit for `value` (0–15), as percent-encoding writes it (RFC 3986 §2.1).
+    static func hexDigit(_ value: UInt8) -> UInt8 {
+        value < 10 ? UInt8(ascii: "0") + value : UInt8(ascii: "A") + value - 10
     }
 }
