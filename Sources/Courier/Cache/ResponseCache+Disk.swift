@@ -43,12 +43,22 @@ extension ResponseCache {
         directory: URL, maxDiskEntries: Int = 10_000, maxDiskBytes: Int = 256 << 20, maxEntries: Int = 1_000,
         maxBytes: Int = 32 << 20, maxEntryBytes: Int = 4 << 20
     ) throws(StorageError) {
+        try self.init(
+            directory: directory, maxDiskEntries: maxDiskEntries, maxDiskBytes: maxDiskBytes, maxEntries: maxEntries,
+            maxBytes: maxBytes, maxEntryBytes: maxEntryBytes, probe: nil)
+    }
+
+    /// The public initializer, with a seam for tests into the disk tier's writes.
+    init(
+        directory: URL, maxDiskEntries: Int = 10_000, maxDiskBytes: Int = 256 << 20, maxEntries: Int = 1_000,
+        maxBytes: Int = 32 << 20, maxEntryBytes: Int = 4 << 20, probe: DiskStoreProbe?
+    ) throws(StorageError) {
         let limits = DiskStore.Limits(
             maxEntries: max(0, maxDiskEntries), maxBytes: max(0, maxDiskBytes),
             maxEntryBytes: min(max(0, maxEntryBytes), max(0, maxDiskBytes)))
         let disk: DiskStore
         do {
-            disk = try DiskStore(directory: directory, limits: limits)
+            disk = try DiskStore(directory: directory, limits: limits, probe: probe)
         } catch {
             throw StorageError(directory: directory, underlying: error)
         }
@@ -65,17 +75,21 @@ extension ResponseCache {
     /// entry kept with its decoded value (a fresh hit of a decoded type keeps one; see <doc:ResponseCaching>).
     public var totalBytes: Int { state.withLock { $0.storage.totalBytes } }
     /// The variant `request` selects read from the disk tier, after a miss in memory, and stored in memory unless
-    /// memory changed meanwhile (`seen` are the generations the miss saw): a newer entry is never replaced by an
-    /// older file.
+    /// memory changed meanwhile (`seen` are the generations the miss saw) or a removal of the URL overtook the read:
+    /// a newer entry is never replaced by an older file, and an invalidated file never returns to memory.
     nonisolated func promoted(
         url: URLText, partition: CachePartition, _ request: TransportRequest, seen: [UInt64]
     ) -> CachedResponse? {
         guard let disk else { return nil }
+        let ticket = disk.reserve()
+        defer { disk.finish(ticket) }
         let loaded = disk.load(url: url.text, partition: { partition.digest }, matching: request.headers)
         guard var found = loaded.first else { return nil }
         state.withLock { state in
             state.counters.diskReads += loaded.count
-            guard state.storage.candidates(url: url, partition: partition).map(\.id) == seen else { return }
+            guard state.storage.candidates(url: url, partition: partition).map(\.id) == seen,
+                !disk.isOvertaken(ticket, url: url.text)
+            else { return }
             let insertion = state.storage.insert(found, url: url, partition: partition, replacing: request.headers)
             state.counters.evictions += insertion.evicted
             if insertion.stored { found.generation = insertion.generation }
@@ -84,18 +98,19 @@ extension ResponseCache {
     }
 
     /// Writes what memory now holds for `request`'s variant to the disk tier (or removes it there), outside the
-    /// lock, in the caller's task.
+    /// lock, in the caller's task. `ticket` was taken when memory changed (see ``DiskTickets``).
     nonisolated func persist(
-        _ entry: CachedResponse?, url: URLText, _ partition: CachePartition, _ request: TransportRequest
+        _ entry: CachedResponse?, url: URLText, _ partition: CachePartition, _ request: TransportRequest,
+        ticket: UInt64?
     ) {
-        guard let disk else { return }
+        guard let disk, let ticket else { return }
         let digest = partition.digest
         guard let entry, DiskStore.mayPersist(entry, for: request) else {
-            disk.removeVariants(url: url.text, partition: digest, matching: request.headers)
+            disk.removeVariants(url: url.text, partition: digest, matching: request.headers, ticket: ticket)
             return
         }
         let record = DiskRecord(
             url: url.text, partition: digest, varyNames: entry.varyNames, varyValues: entry.varyValues)
-        disk.write(entry, record: record, replacing: request.headers)
+        disk.write(entry, record: record, replacing: request.headers, ticket: ticket)
     }
 }
