@@ -56,10 +56,52 @@ import Testing
         #expect(precious.filter { Self.manager.fileExists(atPath: $0.path) }.count == 3)
     }
 
+    @Test func aCourierDirectoryItDidNotMakeIsRefusedAndLeftAlone() throws {
+        let directory = TemporaryDirectory()
+        let stranger = directory.ownedDirectory.appendingPathComponent("report.txt")
+        try Self.write("not a cache", to: stranger)
+        let refusal = #expect(throws: ResponseCache.StorageError.self) { try ResponseCache(directory: directory.url) }
+        #expect(refusal?.reason == .notCourierOwned)
+        #expect((try? String(contentsOf: stranger, encoding: .utf8)) == "not a cache")
+    }
+
+    @Test func aLinkInsideTheOwnedDirectoryIsRefused() throws {
+        let directory = TemporaryDirectory()
+        let elsewhere = TemporaryDirectory()
+        let precious = elsewhere.url.appendingPathComponent("precious.partial")
+        try Self.write("precious", to: precious)
+        _ = try ResponseCache(directory: directory.url)  // made, marked, and released at once
+        try Self.manager.removeItem(at: directory.stagingDirectory)
+        try Self.manager.createSymbolicLink(at: directory.stagingDirectory, withDestinationURL: elsewhere.url)
+
+        let refusal = #expect(throws: ResponseCache.StorageError.self) { try ResponseCache(directory: directory.url) }
+        #expect(refusal?.reason == .notCourierOwned)
+        #expect(Self.manager.fileExists(atPath: precious.path))
+    }
+
+    @Test func onlyItsOwnNamesAreRemovedFromItsDirectory() async throws {
+        let directory = TemporaryDirectory()
+        _ = try ResponseCache(directory: directory.url)
+        let staged = directory.stagingDirectory.appendingPathComponent(UUID().uuidString + ".partial")
+        let foreign = directory.stagingDirectory.appendingPathComponent("notes.txt")
+        let torn = directory.entriesDirectory.appendingPathComponent(String(repeating: "a", count: 64) + ".entry")
+        let other = directory.entriesDirectory.appendingPathComponent("readme.entry")
+        for file in [staged, foreign, torn, other] { try Self.write("x", to: file) }
+
+        _ = try ResponseCache(directory: directory.url)
+
+        #expect(!Self.manager.fileExists(atPath: staged.path), "a staged write a crash left is removed")
+        #expect(!Self.manager.fileExists(atPath: torn.path), "a torn entry is removed")
+        #expect(Self.manager.fileExists(atPath: foreign.path))
+        #expect(Self.manager.fileExists(atPath: other.path))
+    }
+
     @Test func aSecondOpenerOfOneDirectoryIsRefusedUntilTheFirstIsGone() async throws {
         let directory = TemporaryDirectory()
         var first: ResponseCache? = try ResponseCache(directory: directory.url)
-        #expect(throws: ResponseCache.StorageError.self) { try ResponseCache(directory: directory.url) }
+        let refusal = #expect(throws: ResponseCache.StorageError.self) { try ResponseCache(directory: directory.url) }
+        #expect(refusal?.reason == .inUse)
+        #expect(refusal?.description.contains("one cache per directory") == true, "\(String(describing: refusal))")
         #expect(await Self.store(try #require(first), "/a"))
         first = nil
         let second = try ResponseCache(directory: directory.url)

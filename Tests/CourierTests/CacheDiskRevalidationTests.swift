@@ -51,7 +51,8 @@ import Testing
                 await Self.store(cache, "/other", at: date.now)  // /doc leaves memory while its validation is out
                 return Self.notModified
             }
-            return .text(200, "body of \(request.url.path)", headers: ["ETag": #""v1""#, "Cache-Control": "max-age=60"])
+            let fields: HeaderFields = ["ETag": #""v1""#, "Cache-Control": "max-age=60"]
+            return .text(200, "body of \(request.url.path)", headers: fields)
         }
         let client = APIClient(
             baseURL: URL(string: "https://api.test")!,

@@ -14,6 +14,14 @@ import Testing
         .text(200, body, headers: ["Cache-Control": "max-age=3600"])
     }
 
+    /// Whether this is the first call with `flag`: the overtaking step runs once, at the first commit.
+    private static func isFirst(_ flag: Locked<Bool>) -> Bool {
+        flag.withLock { done in
+            defer { done = true }
+            return !done
+        }
+    }
+
     @discardableResult
     private static func store(_ cache: ResponseCache, _ body: String, path: String = "/doc") async -> Bool {
         await cache.store(
@@ -25,13 +33,9 @@ import Testing
         let directory = TemporaryDirectory()
         let probe = DiskStoreProbe()
         let cache = try ResponseCache(directory: directory.url, probe: probe)
-        let overtaken = Locked(0)
+        let overtaken = Locked(false)
         probe.beforeCommit { url in
-            guard overtaken.withLock({ count in
-                count += 1
-                return count == 1
-            })
-            else { return }
+            guard Self.isFirst(overtaken) else { return }
             // What a successful PUT of the URL does, between the memory insert and the rename.
             cache.removeAll(urls: [url])
         }
@@ -49,13 +53,9 @@ import Testing
         let directory = TemporaryDirectory()
         let probe = DiskStoreProbe()
         let cache = try ResponseCache(directory: directory.url, maxEntries: 1, probe: probe)
-        let overtaken = Locked(0)
+        let overtaken = Locked(false)
         probe.beforeCommit { _ in
-            guard overtaken.withLock({ count in
-                count += 1
-                return count == 1
-            })
-            else { return }
+            guard Self.isFirst(overtaken) else { return }
             // A newer response for the same URL is stored, memory and disk, while the first write waits to commit.
             let newer = cache.storeCountingEvictions(
                 Self.response("new"), for: Self.get, partition: nil, requestTime: Date(), responseTime: Date())

@@ -154,7 +154,8 @@ enum DiskDirectory {
         let suffix = DiskEntryCodec.fileExtension
         guard name.hasSuffix(suffix) else { return false }
         let digest = name.utf8.dropLast(suffix.utf8.count)
-        return digest.count == 64
-            && digest.allSatisfy { (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) || (UInt8(ascii: "a")...UInt8(ascii: "f")).contains($0) }
+        let digits = UInt8(ascii: "0")...UInt8(ascii: "9")
+        let letters = UInt8(ascii: "a")...UInt8(ascii: "f")
+        return digest.count == 64 && digest.allSatisfy { digits.contains($0) || letters.contains($0) }
     }
 }
