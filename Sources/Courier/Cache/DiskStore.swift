@@ -129,8 +129,14 @@ final class DiskStore: Sendable {
 
     /// Every stored variant for `url` in `partition` that `headers` select, read and verified; a file that fails
     /// its checksum is removed. Marks what it returns as recently used.
-    func load(url: String, partition: () -> String, matching headers: HeaderFields) -> [CachedResponse] {
-        guard index.withLock({ $0.byURL[url] != nil }) else { return [] }
+    ///
+    /// - Returns: `nil` when no file is stored for `url` (the common miss: one look at the index). Otherwise the
+    ///   entries and a ticket taken before the first read, for the caller to finish with
+    ///   ``finish(_:isOvertakenFor:)`` once it knows whether a removal overtook the read.
+    func load(url: String, partition: () -> String, matching headers: HeaderFields)
+        -> (entries: [CachedResponse], ticket: UInt64)?
+    {
+        guard let ticket = index.withLock({ $0.byURL[url] == nil ? nil : $0.tickets.reserve() }) else { return nil }
         let digest = partition()
         let names = index.withLock { index in
             (index.byURL[url] ?? []).filter { index.files[$0]?.record.partition == digest }
@@ -152,7 +158,7 @@ final class DiskStore: Sendable {
             }
             loaded.append(entry)
         }
-        return loaded
+        return (loaded, ticket)
     }
 
     /// Every entry on disk with its URL, read and verified (O(n) reads: for removal by predicate).
@@ -181,15 +187,17 @@ final class DiskStore: Sendable {
         index.withLock { $0.tickets.reserve(removing: urls) }
     }
 
-    /// Whether a removal of `url` took its ticket after `ticket`: what a promotion or a write read or staged is
-    /// older than what memory now says.
-    func isOvertaken(_ ticket: UInt64, url: String) -> Bool {
-        index.withLock { $0.tickets.isOvertaken(ticket, url: url) }
-    }
-
     /// Closes a ticket that no write or removal was given.
     func finish(_ ticket: UInt64) {
         index.withLock { $0.tickets.finish(ticket) }
+    }
+
+    /// Closes a promotion's ticket, and says whether a removal of `url` overtook it (see ``DiskTickets``).
+    func finish(_ ticket: UInt64, isOvertakenFor url: String) -> Bool {
+        index.withLock { index in
+            defer { index.tickets.finish(ticket) }
+            return index.tickets.isOvertaken(ticket, url: url)
+        }
     }
 
     // MARK: Writing

@@ -110,16 +110,21 @@ extension ResponseCache {
     nonisolated func promoted(
         url: URLText, partition: CachePartition, _ request: TransportRequest, seen: [UInt64]
     ) -> CachedResponse? {
-        guard let disk else { return nil }
-        let ticket = disk.reserve()
-        defer { disk.finish(ticket) }
-        let loaded = disk.load(url: url.text, partition: { partition.digest }, matching: request.headers)
-        guard var found = loaded.first else { return nil }
+        guard let disk,
+            let (loaded, ticket) = disk.load(url: url.text, partition: { partition.digest }, matching: request.headers)
+        else { return nil }
+        guard var found = loaded.first else {
+            disk.finish(ticket)
+            return nil
+        }
         state.withLock { state in
             state.counters.diskReads += loaded.count
-            guard state.storage.candidates(url: url, partition: partition).map(\.id) == seen,
-                !disk.isOvertaken(ticket, url: url.text)
-            else { return }
+            // The ticket is checked under the cache's lock: a removal takes its own there, so one that overtook the
+            // read is seen here, and one that comes later removes what this inserts.
+            let isOvertaken = disk.finish(ticket, isOvertakenFor: url.text)
+            guard state.storage.candidates(url: url, partition: partition).map(\.id) == seen, !isOvertaken else {
+                return
+            }
             let insertion = state.storage.insert(found, url: url, partition: partition, replacing: request.headers)
             state.counters.evictions += insertion.evicted
             if insertion.stored { found.generation = insertion.generation }
