@@ -49,6 +49,34 @@ import Testing
         }
     }
 
+    /// Under real parallelism: a store and an invalidation of one URL race, round after round. Whichever memory
+    /// saw last, the disk agrees with it once both are done: both hold the same body, or neither holds one.
+    @Test func theDiskAgreesWithMemoryAfterAStoreRacesAnInvalidation() async throws {
+        let directory = TemporaryDirectory()
+        let cache = try ResponseCache(directory: directory.url)
+        let disk = try #require(cache.disk)
+        let rounds = 300
+        var agreeing = 0
+        for round in 0..<rounds {
+            async let stored: Bool = Self.store(cache, "body \(round)")
+            async let invalidated: Int = cache.invalidate(
+                for: TransportRequest(method: .put, url: URL(string: Self.url)!),
+                response: TransportResponse(statusCode: 204))
+            _ = await (stored, invalidated)
+            // Each tier read on its own: a lookup would fill memory from the disk.
+            let partition = CachePartition(identity: nil, request: Self.get)
+            let inMemory = cache.state.withLock {
+                $0.storage.candidates(url: URLText(Self.url), partition: partition).first?.entry
+            }
+            let onDisk = disk.load(url: Self.url, partition: { partition.digest }, matching: [:])
+            let memoryBody = inMemory.map { String(decoding: $0.response.body, as: UTF8.self) }
+            let diskBody = onDisk?.entries.first.map { String(decoding: $0.response.body, as: UTF8.self) }
+            if let onDisk { disk.finish(onDisk.ticket) }
+            if memoryBody == diskBody { agreeing += 1 }
+        }
+        #expect(agreeing == rounds)
+    }
+
     @Test func anOlderWriteNeverReplacesANewerFile() async throws {
         let directory = TemporaryDirectory()
         let probe = DiskStoreProbe()

@@ -41,7 +41,9 @@ extension ResponseCache {
     ) -> (storedBytes: Int?, evicted: Int) {
         let status = response.statusCode
         guard request.method == .get, Freshness.isStorableFinalStatus(status) else { return (nil, 0) }
-        if let final = response.url, final != request.url {
+        // A transport reports the URL a response came from; only one that a redirect changed (not one spelled
+        // differently: the key is compared, and only when the URLs differ at all) is stored elsewhere.
+        if let final = response.url, final != request.url, RequestKey.normalize(final) != request.urlKey {
             return storeRedirected(
                 response, from: final, for: request, partition: partition, requestTime: requestTime,
                 responseTime: responseTime(), defaultFreshness: defaultFreshness)
