@@ -8,6 +8,10 @@ import Foundation
 /// the store opens the directory, so lookups, removals and evictions read no file they do not need. File I/O
 /// happens in the caller's task outside the index lock; a rename or unlink and the index change that goes with it
 /// happen together under the lock, so the index always describes the file a name holds.
+///
+/// The store lives in a subdirectory it owns and locks (``DiskDirectory``), and deletes only names it made there.
+/// Every write and removal carries a ticket taken when memory changed (``DiskTickets``), so the disk applies the
+/// changes in memory's order even though they reach it later, each in its own task.
 final class DiskStore: Sendable {
     /// The bounds of the disk tier.
     struct Limits: Sendable, Hashable {
