@@ -61,6 +61,45 @@ extension APIClient {
         }
     }
 
+    /// The partition a call's response is looked up and stored under: the credential identity, and the header fields
+    /// the request carries that could change the response but that the cache does not match by itself, so that
+    /// `X-Tenant: acme` and `X-Tenant: globex` never share a stored response even when the server forgets
+    /// `Vary: X-Tenant`. Left out: credentials (the cache partitions by them already), the fields the cache matches
+    /// or obeys itself (`Accept*` and the other keyed representation fields through `Vary`, `Range`, the conditionals,
+    /// `Cache-Control`, `Pragma`), and the ignored names (``APIClient/Configuration/coalescingIgnoredHeaders``).
+    /// A request without header fields, the common case, is stored under the identity alone.
+    func cachePartition(_ adapted: Adapted, identity: String?) -> String? {
+        guard !adapted.request.headers.isEmpty else { return identity }
+        return headerPartition(adapted, identity: identity)
+    }
+
+    @inline(never)  // the uncommon case stays off the call's path
+    private func headerPartition(_ adapted: Adapted, identity: String?) -> String? {
+        let ignored = adapted.ignoredHeaders ?? configuration.coalescingIgnoredHeaders
+        let policy = adapted.request.credentials
+        var lines: [(name: String, value: String)] = []
+        for field in adapted.request.headers.fields {
+            let name = field.canonicalName
+            guard !policy.headerNames.contains(name), !ignored.contains(name), !Self.matchedByTheCache.contains(name)
+            else { continue }
+            lines.append((name, field.value))
+        }
+        guard !lines.isEmpty else { return identity }
+        // By name, the values of one name in their order: the order between names never changes a request.
+        let sorted = lines.enumerated().sorted {
+            $0.element.name != $1.element.name ? $0.element.name < $1.element.name : $0.offset < $1.offset
+        }
+        // A separator no validated field contains, so that no identity and fields can spell another's.
+        var partition = (identity.map { "1" + $0 } ?? "0")
+        for line in sorted { partition += "\u{0}" + line.element.name + ": " + line.element.value }
+        return partition
+    }
+
+    /// The request fields the cache matches (`Vary`) or obeys itself, so they never partition it.
+    private static let matchedByTheCache: Set<String> = Set(RequestKey.standardVaryingHeaders).union([
+        "cache-control", "pragma",
+    ])
+
     /// A fresh hit's body as the caller's type: the value kept beside the stored entry, or decoded now and kept there
     /// for the next hit (so a hit decodes once per stored response, not once per call). `nil` when the caller does not
     /// share decoding (`APIRequest<Data>`, a type that is not `Sendable`) or the status is not acceptable; a value kept

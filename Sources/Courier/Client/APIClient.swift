@@ -238,7 +238,7 @@ public final class APIClient: Sendable {
         }
         switch try plan(
             adapted, policy: request.cachePolicy, defaultFreshness: request.defaultFreshness,
-            partition: authorization?.identity, id: id, decoding: shared)
+            partition: cachePartition(adapted, identity: authorization?.identity), id: id, decoding: shared)
         {
         case .serve(let response, let decoded):
             return .answered(
@@ -275,6 +275,9 @@ public final class APIClient: Sendable {
     private nonisolated(nonsending) func sendShared(_ call: Call) async throws -> Exchange {
         guard let key = sharingKey(for: call) else { return try await runFlight(call) }
         let coalesced = try await coalescer.run(key, bound: waitBound(for: call), operation: call)
+        // A joiner whose own request differs from the leader's in a field the response varies on (one the key
+        // ignores) is not served from the flight: it sends alone.
+        if coalesced.joined, !coalesced.value.serves(call.outgoing.request) { return try await runFlight(call) }
         return joined(coalesced, call: call)
     }
 
@@ -288,7 +291,8 @@ public final class APIClient: Sendable {
             call.partition == nil && call.outgoing.request.sharesStorage(with: call.adapted.request)
             ? call.adapted.sharingKey : nil
         return coalescingKey(
-            for: call.outgoing.request, policy: call.coalescing, partition: call.partition, known: known)
+            for: call.outgoing.request, policy: call.coalescing, partition: call.partition, known: known,
+            ignoring: call.adapted.ignoredHeaders)
     }
 
     /// How long the call waits for a flight it leads, or joins: what is left of the call, and its next wait.
@@ -342,7 +346,8 @@ public final class APIClient: Sendable {
         let varyNames: [String]
         if case .store(_, _, let entry?) = revalidation.record { varyNames = entry.varyNames } else { varyNames = [] }
         let key = RequestKey(
-            revalidation.request, varyingOn: configuration.coalescingHeaders + varyNames, partition: call.partition)
+            revalidation.request, varyingOn: configuration.coalescingHeaders + varyNames,
+            ignoring: call.adapted.ignoredHeaders ?? configuration.coalescingIgnoredHeaders, partition: call.partition)
         backgroundRefreshes.run(key: key) { [self] in _ = try await sendShared(call) }
     }
 
@@ -397,14 +402,16 @@ public final class APIClient: Sendable {
         guard isPlainGET, isKnown else { return Prepared(request: built, isTrusted: isTrusted) }
         let plain = RecentURLs.PlainGET(
             request: built, isTrusted: isTrusted,
-            sharingKey: RequestKey(built, varyingOn: configuration.coalescingHeaders))
+            sharingKey: RequestKey(
+                built, varyingOn: configuration.coalescingHeaders, ignoring: configuration.coalescingIgnoredHeaders))
         recentURLs.keep(plain, for: target)
         return Prepared(request: built, isTrusted: isTrusted, sharingKey: plain.sharingKey)
     }
 
     @inline(never)  // keeps the key's temporaries off the async frame of `sendShared`
     private func coalescingKey(
-        for request: TransportRequest, policy: CoalescingPolicy, partition: String?, known: RequestKey? = nil
+        for request: TransportRequest, policy: CoalescingPolicy, partition: String?, known: RequestKey? = nil,
+        ignoring ignored: Set<String>? = nil
     ) -> RequestKey? {
         switch policy {
         case .never: return nil
@@ -414,7 +421,10 @@ public final class APIClient: Sendable {
                 return nil
             }
         }
-        return known ?? RequestKey(request, varyingOn: configuration.coalescingHeaders, partition: partition)
+        return known
+            ?? RequestKey(
+                request, varyingOn: configuration.coalescingHeaders,
+                ignoring: ignored ?? configuration.coalescingIgnoredHeaders, partition: partition)
     }
 
     // MARK: Attempts
@@ -499,7 +509,7 @@ public final class APIClient: Sendable {
                 return .finish(
                     Exchange(
                         request: sent, response: response, attempts: loop.attempt, leader: call.id,
-                        timings: loop.timings))
+                        timings: loop.timings, asked: call.outgoing.request))
             }
             if isCredentialRejected(response, authorized: loop.authorization != nil) {
                 guard loop.authorization != nil else { return .fail(APIError.unauthorized(response)) }
@@ -520,7 +530,8 @@ public final class APIClient: Sendable {
         case (.doNotRetry, .response(let response)):
             return .finish(
                 Exchange(
-                    request: sent, response: response, attempts: loop.attempt, leader: call.id, timings: loop.timings))
+                    request: sent, response: response, attempts: loop.attempt, leader: call.id, timings: loop.timings,
+                    asked: call.outgoing.request))
         case (.doNotRetry, .failure(let error)):
             return .fail(error)
         }
@@ -534,14 +545,26 @@ public final class APIClient: Sendable {
     }
 
     /// Runs the adapters once before the cache lookup, noting whether one that declared nothing changed a
-    /// header the cache and the key cannot see (the call is then private).
+    /// header the cache and the key cannot see (the call is then private), and which headers adapters that declared
+    /// `variesOn: []` changed (the coalescing key ignores them: a signature or a timestamp must not split flights).
     nonisolated(nonsending) func adaptBeforeLookup(_ request: TransportRequest) async throws -> Adapted {
         guard !configuration.adapters.isEmpty else { return Adapted(unadapted: request, request: request) }
         var isPrivate = false
+        var irrelevant: Set<String> = []
         let adapted = try await adapt(request) { adapter, before, after in
-            if !isPrivate, adapter.variesOn == nil, !scope.changesOnlyKeyedHeaders(before, after) { isPrivate = true }
+            switch adapter.variesOn {
+            case nil:
+                if !isPrivate, !scope.changesOnlyKeyedHeaders(before, after) { isPrivate = true }
+            case let declared? where declared.isEmpty && before != after:
+                irrelevant.formUnion(CredentialScope.changedNames(before, after))
+            default:
+                break
+            }
         }
-        return Adapted(unadapted: request, request: adapted, isPrivate: isPrivate)
+        var result = Adapted(unadapted: request, request: adapted, isPrivate: isPrivate)
+        // A credential is never ignored: the key keeps credential fields whatever the ignored names say.
+        if !irrelevant.isEmpty { result.ignoredHeaders = configuration.coalescingIgnoredHeaders.union(irrelevant) }
+        return result
     }
 
     private func adapt(
