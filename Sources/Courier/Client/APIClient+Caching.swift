@@ -117,11 +117,11 @@ extension APIClient {
     /// Step 5 when it is a plain store: stores the response and returns `true`; `false` when the answer is a `304` to
     /// merge or invalidates, which ``record(_:_:call:)`` does.
     @inline(never)
-    func storeIfThatIsAll(_ exchange: Exchange, _ outgoing: borrowing Outgoing, id: CallID) -> Bool {
+    func storeIfThatIsAll(_ exchange: Exchange, _ outgoing: borrowing Outgoing, call: Call) -> Bool {
         guard let cache = configuration.cache else { return false }
         switch outgoing.record {
         case .store(let lookup, let partition, let entry) where entry == nil || exchange.response.statusCode != 304:
-            store(exchange.response, for: lookup, partition: partition, outgoing, id: id, in: cache)
+            store(exchange.response, for: lookup, partition: partition, outgoing, call: call, in: cache)
             return true
         default:
             return false
@@ -146,10 +146,10 @@ extension APIClient {
             return try await merge(
                 exchange, into: entry, lookup: lookup, partition: partition, outgoing, call: call, cache: cache)
         case .store(let lookup, let partition, _):
-            store(exchange.response, for: lookup, partition: partition, outgoing, id: call.id, in: cache)
+            store(exchange.response, for: lookup, partition: partition, outgoing, call: call, in: cache)
             return exchange
         case .invalidate(let request, let partition):
-            await invalidate(after: exchange.response, to: request, partition: partition, outgoing, id: call.id, cache)
+            await invalidate(after: exchange.response, to: request, partition: partition, outgoing, call: call, cache)
             return exchange
         }
     }
@@ -158,13 +158,13 @@ extension APIClient {
     @inline(never)
     private func store(
         _ response: TransportResponse, for lookup: TransportRequest, partition: String?, _ outgoing: Outgoing,
-        id: CallID, in cache: ResponseCache
+        call: Call, in cache: ResponseCache
     ) {
         let outcome = cache.storeCountingEvictions(
             response, for: lookup, partition: partition, requestTime: outgoing.requestTime,
             responseTime: configuration.currentDate(), defaultFreshness: outgoing.defaultFreshness)
-        if let bytes = outcome.storedBytes { instrumentation.emit(id, .stored(bytes: bytes)) }
-        if outcome.evicted > 0 { instrumentation.emit(id, .evicted(count: outcome.evicted)) }
+        if let bytes = outcome.storedBytes { call.emit(.stored(bytes: bytes)) }
+        if outcome.evicted > 0 { call.emit(.evicted(count: outcome.evicted)) }
     }
 
     /// A `304` to the cache's own validation: merged into the stored response, whose body is served. One that
@@ -192,7 +192,7 @@ extension APIClient {
             return answer
         }
         instrumentation.count(.revalidation)
-        instrumentation.emit(call.id, .revalidated)
+        call.emit(.revalidated)
         var merged = exchange
         merged.response = updated.served(at: responseTime)
         merged.source = .revalidated
@@ -204,15 +204,15 @@ extension APIClient {
     @inline(never)
     private nonisolated(nonsending) func invalidate(
         after response: TransportResponse, to request: TransportRequest, partition: String??, _ outgoing: Outgoing,
-        id: CallID, _ cache: ResponseCache
+        call: Call, _ cache: ResponseCache
     ) async {
         let removed = await cache.invalidate(for: request, response: response)
-        if removed > 0 { instrumentation.emit(id, .invalidated(count: removed)) }
+        if removed > 0 { call.emit(.invalidated(count: removed)) }
         guard case .some(let partition) = partition else { return }
         let stored = await cache.storeContentLocation(
             response, for: request, partition: partition, requestTime: outgoing.requestTime,
             responseTime: configuration.currentDate())
-        if let bytes = stored { instrumentation.emit(id, .stored(bytes: bytes)) }
+        if let bytes = stored { call.emit(.stored(bytes: bytes)) }
     }
 
     /// The stored response, when `stale-if-error` (RFC 5861 §4) allows serving it after a failed revalidation, or

@@ -274,7 +274,8 @@ public final class APIClient: Sendable {
     /// decodes it once (``runFlight(_:)``).
     private nonisolated(nonsending) func sendShared(_ call: Call) async throws -> Exchange {
         guard let key = sharingKey(for: call) else { return try await runFlight(call) }
-        let coalesced = try await coalescer.run(key, bound: waitBound(for: call), operation: call)
+        let coalesced = try await coalescer.run(
+            key, bound: waitBound(for: call), tag: call.id.rawValue, operation: call)
         // A joiner whose own request differs from the leader's in a field the response varies on (one the key
         // ignores) is not served from the flight: it sends alone.
         if coalesced.joined, !coalesced.value.serves(call.outgoing.request) { return try await runFlight(call) }
@@ -324,7 +325,7 @@ public final class APIClient: Sendable {
         var exchange = try await sendWithRetries(call, first: call.outgoing.request)
         // Storing, the common case, waits for nothing and runs as a plain function; a merge or an invalidation may
         // send again or wait for the disk tier.
-        if call.outgoing.changesTheCache, !storeIfThatIsAll(exchange, call.outgoing, id: call.id) {
+        if call.outgoing.changesTheCache, !storeIfThatIsAll(exchange, call.outgoing, call: call) {
             exchange = try await record(exchange, call.outgoing, call: call)
         }
         decodeOnce(&exchange, for: call)
@@ -524,8 +525,7 @@ public final class APIClient: Sendable {
         case (.retry(let delay), _):
             loop.timings.retryDelays.append(delay)
             instrumentation.count(.retry)
-            instrumentation.emit(
-                call.id, .retryScheduled(attempt: loop.attempt, delay: delay, reason: instrumentation.reason(outcome)))
+            call.emit(.retryScheduled(attempt: loop.attempt, delay: delay, reason: instrumentation.reason(outcome)))
             return .retry(after: delay)
         case (.doNotRetry, .response(let response)):
             return .finish(
@@ -602,17 +602,17 @@ public final class APIClient: Sendable {
         let attempt = loop.attempt
         let request: TransportRequest
         do throws(APIError) {
-            request = try instrumentation.outgoing(sent, attempt: attempt, id: call.id)
+            request = try instrumentation.outgoing(sent, attempt: attempt, id: call.eventID)
         } catch {
             return .failure(error)
         }
-        let start = instrumentation.attemptSent(request, attempt: attempt, id: call.id)
+        let start = instrumentation.attemptSent(request, attempt: attempt, of: call)
         // The log and the deadlines keep one time, so the attempt's deadline counts from the time just read.
         let deadline = TransportDeadline(
             timeout: call.limits.nextWait(now: start), scheduler: deadlines, start: start)
         do {
             let response = try await configuration.transport.send(request, deadline: deadline)
-            instrumentation.received(response, attempt: attempt, since: start, id: call.id)
+            instrumentation.received(response, attempt: attempt, since: start, of: call)
             loop.timings.record(attempt, of: request, response, duration: instrumentation.log.elapsedTime - start)
             return .response(response)
         } catch {
