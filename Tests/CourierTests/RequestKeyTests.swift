@@ -88,7 +88,9 @@ private func key(_ url: String, method: RequestMethod = .get, headers: HeaderFie
 
     @Test func theOrderOfDifferentNamesDoesNotMatterButTheOrderOfOneNamesValuesDoes() {
         let base = "https://api.example.com/a"
-        #expect(key(base, headers: ["X-Tenant": "acme", "X-Locale": "fr"]) == key(base, headers: ["x-locale": "fr", "X-TENANT": "acme"]))
+        #expect(
+            key(base, headers: ["X-Tenant": "acme", "X-Locale": "fr"])
+                == key(base, headers: ["x-locale": "fr", "X-TENANT": "acme"]))
         let ab = HeaderFields([("X-Tag", "a"), ("X-Tenant", "acme"), ("X-Tag", "b")])
         let ba = HeaderFields([("X-Tag", "b"), ("X-Tag", "a"), ("X-Tenant", "acme")])
         let abAgain = HeaderFields([("X-Tenant", "acme"), ("X-Tag", "a"), ("X-Tag", "b")])

@@ -118,7 +118,8 @@ typealias TenantKit = CoalescerTestKit
         }
         let client = Self.makeClient(.request, transport: transport, cache: nil)
         func post(_ contentType: String) -> APIRequest<Data> {
-            var request = APIRequest<Data>.post("/import", body: Data("a,b".utf8), headers: ["Content-Type": contentType])
+            var request = APIRequest<Data>.post(
+                "/import", body: Data("a,b".utf8), headers: ["Content-Type": contentType])
             request.coalescing = .always
             return request
         }
