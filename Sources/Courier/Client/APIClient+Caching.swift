@@ -82,7 +82,7 @@ extension APIClient {
             let name = field.canonicalName
             guard !policy.headerNames.contains(name), !ignored.contains(name), !Self.matchedByTheCache.contains(name)
             else { continue }
-            lines.append((name, field.value))
+            lines.append((name, Self.normalizedListValue(field.value)))
         }
         guard !lines.isEmpty else { return identity }
         // By name, the values of one name in their order: the order between names never changes a request.
@@ -93,6 +93,14 @@ extension APIClient {
         var partition = (identity.map { "1" + $0 } ?? "0")
         for line in sorted { partition += "\u{0}" + line.element.name + ": " + line.element.value }
         return partition
+    }
+
+    /// A field value with the whitespace around its list members dropped (`" 1, 2 "` is `"1,2"`), as `Vary` matching
+    /// normalizes it (RFC 9111 §4.1): two requests a stored response's `Vary` would treat alike share its partition.
+    private static func normalizedListValue(_ value: String) -> String {
+        value.split(separator: ",", omittingEmptySubsequences: false)
+            .map { $0.trimmingCharacters(in: .whitespaces) }
+            .joined(separator: ",")
     }
 
     /// The request fields the cache matches (`Vary`) or obeys itself, so they never partition it.
