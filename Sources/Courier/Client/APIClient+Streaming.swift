@@ -67,7 +67,7 @@ extension APIClient {
         let exchange: StreamedExchange
         switch try plan(
             adapted, policy: request.cachePolicy, defaultFreshness: request.defaultFreshness,
-            partition: authorization?.identity, id: id)
+            partition: cachePartition(adapted, identity: authorization?.identity), id: id)
         {
         case .serve(let response, _):
             exchange = StreamedExchange(
