@@ -368,7 +368,8 @@ public final class APIClient: Sendable {
             return Prepared(request: plain.request, isTrusted: plain.isTrusted, sharingKey: plain.sharingKey)
         }
         let url = target.url
-        let isTrusted = !URLBuilder.isAbsolute(request.path) || scope.trusts(url)
+        let isAbsolute = URLBuilder.isAbsolute(request.path)
+        let isTrusted = !isAbsolute || scope.trusts(url)
         var headers = request.headers
         headers.addMissing(
             from: isTrusted || request.sendsCredentialsToAnyOrigin ? configuration.headers : scope.untrustedHeaders)
@@ -392,6 +393,10 @@ public final class APIClient: Sendable {
             method: request.method, url: url, headers: headers, body: body, credentials: scope.credentials)
         built.redirectPolicy = request.redirectPolicy ?? configuration.redirectPolicy
         built.keepURLText(target.text)
+        if isAbsolute ? !scope.allowsCleartext && Cleartext.isExposed(url) : scope.baseIsExposed {
+            try scope.refuseCleartextCredentials(
+                in: built, exposed: true, authorized: willAuthorize(request, isTrusted: isTrusted))
+        }
         // A plain `GET` is kept for reuse from its URL's second call: a URL called once (a new query each time) does
         // not pay for keeping it.
         guard isPlainGET, isKnown else { return Prepared(request: built, isTrusted: isTrusted) }
@@ -564,6 +569,7 @@ public final class APIClient: Sendable {
             try request.headers.validate()
             // An adapter may replace the request wholesale; the client's policy still says what is a credential.
             request.credentials = scope.credentials
+            try scope.refuseCleartextCredentials(in: request)
         }
         return request
     }
