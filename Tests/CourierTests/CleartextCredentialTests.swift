@@ -110,6 +110,41 @@ private typealias Kit = AuthTestKit
         await Self.expectRefused(transport) { _ = try await client.send(APIRequest<Data>.get("/items")) }
     }
 
+    /// The token is checked on the URL each attempt sends to, just before it is added: a plain `GET` whose request the
+    /// client kept from calls without authentication, and an adapter that moves an `https` call to `http`.
+    @Test func theTokenIsCheckedOnTheURLTheAttemptSendsTo() async {
+        let transport = StubTransport.responding()
+        let client = Self.client(transport, authenticated: true)
+        var anonymous = APIRequest<Data>.get("/feed")
+        anonymous.requiresAuthentication = false
+        for _ in 0..<3 { _ = try? await client.send(anonymous) }
+        #expect(transport.callCount == 3)
+        let sentBefore = transport.callCount
+        do {
+            _ = try await client.send(APIRequest<Data>.get("/feed"))
+            Issue.record("the token was sent in clear text")
+        } catch {
+            guard case .invalidRequest(.credentialsOverCleartext) = error as? APIError else {
+                Issue.record("expected credentialsOverCleartext, got \(error)")
+                return
+            }
+        }
+        #expect(transport.callCount == sentBefore)
+
+        struct Downgrade: RequestAdapter {
+            func adapt(_ request: TransportRequest) async throws -> TransportRequest {
+                var request = request
+                request.url = URL(string: "http://api.example.com" + request.url.path)!
+                return request
+            }
+        }
+        let secureTransport = StubTransport.responding()
+        let secure = Self.client(
+            secureTransport, baseURL: URL(string: "https://api.example.com")!, authenticated: true
+        ) { $0.adapters = [Downgrade()] }
+        await Self.expectRefused(secureTransport) { _ = try await secure.send(APIRequest<Data>.get("/me")) }
+    }
+
     // MARK: What is allowed
 
     @Test func aRequestWithoutCredentialsIsSentInClearText() async throws {
