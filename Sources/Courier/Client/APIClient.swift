@@ -357,7 +357,8 @@ public final class APIClient: Sendable {
     /// Builds the request that will be sent: URL, merged headers, encoded body. Throws before anything
     /// is sent when any part is malformed, the method included (a method that is not a token could smuggle a
     /// second request onto the connection). The credential fields of the default headers go only to a trusted
-    /// origin (or with ``APIRequest/sendsCredentialsToAnyOrigin``).
+    /// origin (or with ``APIRequest/sendsCredentialsToAnyOrigin``), and no credential goes over cleartext `http` to
+    /// a host that is not loopback unless the configuration allows it.
     @inline(never)  // its temporaries stay off the async frame of `perform`, which the caller's task holds
     func prepare(_ request: RequestFields) throws(APIError) -> Prepared {
         try request.method.validate()
@@ -393,6 +394,8 @@ public final class APIClient: Sendable {
             method: request.method, url: url, headers: headers, body: body, credentials: scope.credentials)
         built.redirectPolicy = request.redirectPolicy ?? configuration.redirectPolicy
         built.keepURLText(target.text)
+        // No credential in clear text to another machine (its own, the defaults', the token to come); for a relative
+        // path that is one flag worked out with the client.
         if isAbsolute ? !scope.allowsCleartext && Cleartext.isExposed(url) : scope.baseIsExposed {
             try scope.refuseCleartextCredentials(
                 in: built, exposed: true, authorized: willAuthorize(request, isTrusted: isTrusted))
