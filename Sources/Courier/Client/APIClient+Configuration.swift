@@ -61,6 +61,23 @@ extension APIClient {
         /// ``APIRequest/sendsCredentialsToAnyOrigin``; credentials the request carries itself (its own headers,
         /// query or user information) are sent as given.
         public var trustedOrigins: [URL]
+        /// Whether credentials may be sent over cleartext `http://` to a host that is not loopback. `false` by
+        /// default.
+        ///
+        /// A credential is the authenticator's token, a header or query parameter that ``credentials`` names, or a
+        /// URL's user information. Over plain `http` anyone on the path can read it and use it, so by default a
+        /// request that would carry one to a non-loopback `http://` URL fails with ``APIError/invalidRequest(_:)``
+        /// (``InvalidRequestReason/credentialsOverCleartext(host:)``) and nothing is sent. Loopback (`127.0.0.0/8`,
+        /// `::1`, `localhost`) never leaves the machine and is always allowed. Set `true` only where the network
+        /// itself is trusted, such as a sidecar or a service mesh that adds TLS:
+        ///
+        /// ```swift
+        /// var configuration = APIClient.Configuration()
+        /// configuration.allowsCredentialsOverCleartext = true  // the mesh's sidecar encrypts the hop
+        /// ```
+        ///
+        /// Requests without credentials go to `http://` URLs either way.
+        public var allowsCredentialsOverCleartext = false
         /// Whether identical in-flight requests share one upstream call. On by default; a request can
         /// still opt out with ``CoalescingPolicy/never``.
         public var isCoalescingEnabled: Bool

@@ -363,7 +363,8 @@ public final class APIClient: Sendable {
     /// Builds the request that will be sent: URL, merged headers, encoded body. Throws before anything
     /// is sent when any part is malformed, the method included (a method that is not a token could smuggle a
     /// second request onto the connection). The credential fields of the default headers go only to a trusted
-    /// origin (or with ``APIRequest/sendsCredentialsToAnyOrigin``).
+    /// origin (or with ``APIRequest/sendsCredentialsToAnyOrigin``), and no credential goes over cleartext `http` to
+    /// a host that is not loopback unless the configuration allows it.
     @inline(never)  // its temporaries stay off the async frame of `perform`, which the caller's task holds
     func prepare(_ request: RequestFields) throws(APIError) -> Prepared {
         try request.method.validate()
@@ -374,7 +375,8 @@ public final class APIClient: Sendable {
             return Prepared(request: plain.request, isTrusted: plain.isTrusted, sharingKey: plain.sharingKey)
         }
         let url = target.url
-        let isTrusted = !URLBuilder.isAbsolute(request.path) || scope.trusts(url)
+        let isAbsolute = URLBuilder.isAbsolute(request.path)
+        let isTrusted = !isAbsolute || scope.trusts(url)
         var headers = request.headers
         headers.addMissing(
             from: isTrusted || request.sendsCredentialsToAnyOrigin ? configuration.headers : scope.untrustedHeaders)
@@ -398,6 +400,12 @@ public final class APIClient: Sendable {
             method: request.method, url: url, headers: headers, body: body, credentials: scope.credentials)
         built.redirectPolicy = request.redirectPolicy ?? configuration.redirectPolicy
         built.keepURLText(target.text)
+        // No credential in clear text to another machine (its own, the defaults', the token to come); for a relative
+        // path that is one flag worked out with the client.
+        if isAbsolute ? !scope.allowsCleartext && Cleartext.isExposed(url) : scope.baseIsExposed {
+            try scope.refuseCleartextCredentials(
+                in: built, exposed: true, authorized: willAuthorize(request, isTrusted: isTrusted))
+        }
         // A plain `GET` is kept for reuse from its URL's second call: a URL called once (a new query each time) does
         // not pay for keeping it.
         guard isPlainGET, isKnown else { return Prepared(request: built, isTrusted: isTrusted) }
@@ -587,6 +595,7 @@ public final class APIClient: Sendable {
             try request.headers.validate()
             // An adapter may replace the request wholesale; the client's policy still says what is a credential.
             request.credentials = scope.credentials
+            try scope.refuseCleartextCredentials(in: request)
         }
         return request
     }

@@ -98,6 +98,15 @@ public enum InvalidRequestReason: Sendable, Hashable, CustomStringConvertible {
     /// The body can be sent only once (a ``StreamedBody`` over a single sequence) and was already sent, so a
     /// retry or a resend after a 401 cannot send it again.
     case bodyNotReplayable
+    /// The request would carry a credential (the authenticator's token, a credential header or query parameter, or a
+    /// URL's user information) in clear text: over `http://` to a host that is not loopback. Nothing was sent.
+    /// Carries the host. Use `https`, or set ``APIClient/Configuration/allowsCredentialsOverCleartext`` where the
+    /// network path is trusted (a service mesh that adds TLS, a private network).
+    case credentialsOverCleartext(host: String)
+    /// A `multipart/form-data` form cannot be sent as given: its boundary is not one RFC 2046 §5.1.1 allows, or a
+    /// part's name, file name or `Content-Type` contains a control character. Carries what is wrong, without the
+    /// part's content.
+    case invalidMultipartForm(String)
 
     /// The reason as a sentence, with secret query parameter values shown as `<redacted>`.
     public var description: String {
@@ -112,6 +121,10 @@ public enum InvalidRequestReason: Sendable, Hashable, CustomStringConvertible {
         case .invalidHeaderValue(let name): "the value of header \"\(name)\" contains a control character"
         case .invalidMethod(let method): "the method \(Self.excerpt(method)) is not a token (RFC 9110 §9.1)"
         case .bodyNotReplayable: "the streamed body was already sent once and cannot be produced again"
+        case .credentialsOverCleartext(let host):
+            "credentials are not sent in clear text: http://\(host) is not loopback; use https, or set "
+                + "APIClient.Configuration.allowsCredentialsOverCleartext to true to opt in"
+        case .invalidMultipartForm(let problem): "the multipart form \(problem)"
         }
     }
 

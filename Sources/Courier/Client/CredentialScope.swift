@@ -16,6 +16,12 @@ struct CredentialScope: Sendable {
     /// (``APIClient/Configuration/coalescingIgnoredHeaders``); an adapter that declares nothing may change these
     /// without making a call private.
     let keyedHeaders: Set<String>
+    /// Whether the configuration lets credentials go over cleartext `http` to a host that is not loopback
+    /// (``APIClient/Configuration/allowsCredentialsOverCleartext``).
+    let allowsCleartext: Bool
+    /// Whether a request to the base URL's origin carries what it carries in clear text to another machine, with no
+    /// opt-in: worked out once, so a relative request with credentials is refused without parsing its URL.
+    let baseIsExposed: Bool
 
     /// A placeholder that cannot be mistaken for a real token, for finding what `authorize` writes.
     static let probeToken = "courier-credential-probe"
@@ -32,6 +38,8 @@ struct CredentialScope: Sendable {
         keyedHeaders = credentials.headerNames.union(RequestKey.standardVaryingHeaders)
             .union(configuration.coalescingHeaders.map { $0.lowercased() })
             .union(configuration.coalescingIgnoredHeaders)
+        allowsCleartext = configuration.allowsCredentialsOverCleartext
+        baseIsExposed = !allowsCleartext && Cleartext.isExposed(baseURL)
     }
 
     /// Whether `url`'s origin may receive the client's credentials.

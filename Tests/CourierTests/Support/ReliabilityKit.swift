@@ -102,6 +102,8 @@ enum ReliabilityKit {
             case .invalidHeaderValue: return "invalidRequest(invalidHeaderValue)"
             case .invalidMethod: return "invalidRequest(invalidMethod)"
             case .bodyNotReplayable: return "invalidRequest(bodyNotReplayable)"
+            case .credentialsOverCleartext: return "invalidRequest(credentialsOverCleartext)"
+            case .invalidMultipartForm: return "invalidRequest(invalidMultipartForm)"
             }
         case .encodingFailed: return "encodingFailed"
         case .adapterFailed: return "adapterFailed"
