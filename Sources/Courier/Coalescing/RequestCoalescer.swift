@@ -30,8 +30,9 @@ import Synchronization
 /// - Important: Concurrency contract.
 ///   - The operation runs in a task owned by the flight, never in any caller's task and never on this actor. It
 ///     inherits the priority and task-local values of the caller that started the flight, but not its cancellation.
-///     The task starts on that caller's thread (`Task.immediate`) and stays there until the operation first
-///     suspends, so starting a flight costs no thread hop.
+///     The task starts on that caller's thread (`Task.immediate`; on Apple systems before macOS 26 and its peers, on
+///     the global executor) and stays there until the operation first suspends, so starting a flight costs no
+///     thread hop.
 ///   - A caller that is cancelled leaves at once with `CancellationError`, even though the flight keeps running
 ///     for the others. The flight's task is cancelled only when its last waiter leaves and the policy is
 ///     ``AbandonmentPolicy/cancel``; with ``AbandonmentPolicy/finish`` it runs on and can still be joined.
@@ -246,9 +247,9 @@ public actor RequestCoalescer<Key: Hashable & Sendable, Value: Sendable> {
         expiry.abandoned?.cancel()
     }
 
-    /// Starts the flight's task with `Task.immediate`: it runs on the calling thread until its first suspension, so
-    /// a flight costs no hop to another thread to start, and an operation that completes without suspending (a
-    /// fresh answer from memory) never waits for a thread at all. It is started from this nonisolated method, so
+    /// Starts the flight's task with `Task.immediate` where the system has it: it runs on the calling thread until its
+    /// first suspension, so a flight costs no hop to another thread to start, and an operation that completes without
+    /// suspending (a fresh answer from memory) never waits for a thread at all. It is started from this nonisolated method, so
     /// neither the task nor the operation runs on the actor's executor.
     @inline(never)  // its temporaries stay off the async frame of `run`, which every waiter's task holds
     private nonisolated func launch<Operation: FlightOperation<Value>>(
@@ -256,7 +257,7 @@ public actor RequestCoalescer<Key: Hashable & Sendable, Value: Sendable> {
         for key: Key,
         operation: Operation
     ) -> FlightTask {
-        Task.immediate { [table] () async throws in
+        let flight: @Sendable () async throws -> Void = { [table] in
             let outcome: Result<Value, any Error>
             do {
                 outcome = .success(try await operation.run())
@@ -270,6 +271,13 @@ public actor RequestCoalescer<Key: Hashable & Sendable, Value: Sendable> {
                 return waiters
             }
             waiters?.resumeAll(with: outcome)
+        }
+        // `Task.immediate` is Swift 6.2's (macOS 26 and its peers); older Apple systems start the flight with one hop
+        // to the global executor, which changes when it first runs, never what it does.
+        if #available(macOS 26, iOS 26, tvOS 26, watchOS 26, visionOS 26, *) {
+            return Task.immediate(operation: flight)
+        } else {
+            return Task(operation: flight)
         }
     }
 }
