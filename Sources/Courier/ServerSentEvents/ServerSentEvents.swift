@@ -21,6 +21,14 @@ public struct ServerSentEvents: AsyncSequence, Sendable {
     let reconnectionDelay: Duration
     let maxReconnects: Int?
 
+    /// The shortest wait before a reconnection, whatever the server asks with `retry:` (a `retry: 0` would otherwise
+    /// reconnect hundreds of times a second) and whatever the caller's `reconnectionDelay`: 100 ms.
+    public static let minimumReconnectionDelay = Duration.milliseconds(100)
+
+    /// The longest wait that backing off after failed reconnections grows to: 30 seconds, or the reconnection delay
+    /// itself when the server or the caller asked for a longer one.
+    public static let maximumReconnectionDelay = Duration.seconds(30)
+
     /// Returns an iterator that connects on its first `next()`.
     public func makeAsyncIterator() -> AsyncIterator {
         AsyncIterator(events: self)

@@ -102,6 +102,7 @@ enum ReliabilityKit {
             case .invalidHeaderValue: return "invalidRequest(invalidHeaderValue)"
             case .invalidMethod: return "invalidRequest(invalidMethod)"
             case .bodyNotReplayable: return "invalidRequest(bodyNotReplayable)"
+            case .bodyLengthMismatch: return "invalidRequest(bodyLengthMismatch)"
             }
         case .encodingFailed: return "encodingFailed"
         case .adapterFailed: return "adapterFailed"
@@ -116,6 +117,7 @@ enum ReliabilityKit {
         case .authenticationFailed: return "authenticationFailed"
         case .fileAccess(let failure): return "fileAccess(\(failure.operation.rawValue))"
         case .superseded: return "superseded"
+        case .streamAlreadyRead: return "streamAlreadyRead"
         }
     }
 
