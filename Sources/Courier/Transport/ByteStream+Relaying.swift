@@ -1,14 +1,6 @@
 import Foundation
 
 extension ByteStream {
-    /// The next chunk, `nil` at the end. Every iterator of a stream reads the same producer, so a fresh iterator
-    /// continues where the last one stopped: this is how a stream is relayed by another without keeping an iterator
-    /// (which is not `Sendable`) in a closure.
-    func nextChunk() async throws -> Data? {
-        var iterator = makeAsyncIterator()
-        return try await iterator.next()
-    }
-
     /// The same chunks, with a copy of them kept aside while it stays within `limit` bytes; when the stream ends
     /// normally with the copy whole, `complete` gets it (before the reader sees the end). Past the limit the copy is
     /// dropped at once, so the stream passes through without being buffered.
