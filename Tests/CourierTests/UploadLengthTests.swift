@@ -91,37 +91,42 @@ import Testing
         #expect(String(decoding: response.value, as: UTF8.self) == "300000")
     }
 
-    @Test func theSpoolFileIsPrivateToItsOwner() async throws {
+    @Test func theSpoolFileIsPrivateToItsOwnerAndRemoved() async throws {
         let server = try TestServer()
         defer { server.shutdown() }
         server.route("PUT", "/blob") { request in .text("\(request.body.count)") }
         let client = APIClient(baseURL: server.baseURL, configuration: .init(transport: URLSessionTransport()))
         let temporary = FileManager.default.temporaryDirectory
+        // Other processes may spool too: this upload's file is the one that starts with this marker.
+        let marker = Data(UUID().uuidString.utf8)
         let seen = Locked<[String: Int]>([:])
         // The second chunk is produced while the first is already in the spool file: look at its mode then.
-        let body = StreamedBody(length: 2) {
+        let body = StreamedBody(length: marker.count + 1) {
             let sent = Locked(0)
             return ByteStream(next: {
                 let index = sent.withLock { sent in
                     defer { sent += 1 }
                     return sent
                 }
-                guard index < 2 else { return nil }
-                if index == 1 {
+                switch index {
+                case 0: return marker
+                case 1:
                     let names = (try? FileManager.default.contentsOfDirectory(atPath: temporary.path)) ?? []
                     for name in names where name.hasPrefix("courier-upload-") {
                         let path = temporary.appendingPathComponent(name).path
+                        guard FileManager.default.contents(atPath: path)?.starts(with: marker) == true else { continue }
                         let mode = (try? FileManager.default.attributesOfItem(atPath: path))?[.posixPermissions]
-                        if let mode = mode as? Int { seen.withLock { $0[name] = mode } }
+                        seen.withLock { $0[name] = (mode as? Int) ?? -1 }
                     }
+                    return Data([1])
+                default: return nil
                 }
-                return Data([UInt8(index)])
             })
         }
         let response = try await client.upload(APIRequest<Data>.put("/blob"), body: body).value
-        #expect(String(decoding: response.value, as: UTF8.self) == "2")
+        #expect(String(decoding: response.value, as: UTF8.self) == "\(marker.count + 1)")
         let modes = seen.withLock { $0 }
-        #expect(!modes.isEmpty)
+        #expect(modes.count == 1)
         #expect(modes.values.allSatisfy { $0 == 0o600 })
         let left = (try? FileManager.default.contentsOfDirectory(atPath: temporary.path)) ?? []
         #expect(Set(left).isDisjoint(with: modes.keys))

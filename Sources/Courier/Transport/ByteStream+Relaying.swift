@@ -32,4 +32,22 @@ extension ByteStream {
             return chunk
         })
     }
+
+    /// The same chunks, failing with ``InvalidRequestReason/bodyLengthMismatch(declared:produced:)`` when they add up
+    /// to more than `length` (before the chunk that passes it is handed on) or end short of it.
+    func holding(toLength length: Int) -> ByteStream {
+        let produced = Locked(0)
+        return ByteStream(next: {
+            let chunk = try await self.nextChunk()
+            let total = produced.withLock { produced in
+                let count = chunk?.count ?? 0
+                produced = count > Int.max - produced ? Int.max : produced + count
+                return produced
+            }
+            if chunk == nil ? total != length : total > length {
+                throw APIError.invalidRequest(.bodyLengthMismatch(declared: length, produced: total))
+            }
+            return chunk
+        })
+    }
 }
