@@ -41,7 +41,8 @@ private struct ExpiringTransport: HTTPTransport {
     private func client(_ transport: any HTTPTransport, clock: TestClock) -> APIClient {
         APIClient(
             baseURL: URL(string: "https://api.example.com")!,
-            configuration: .init(transport: transport, cache: nil, retryPolicy: .never, timeout: Self.timeout, clock: clock))
+            configuration: .init(
+                transport: transport, cache: nil, retryPolicy: .never, timeout: Self.timeout, clock: clock))
     }
 
     /// Moves the clock past every call's deadline once all `calls` of them are waiting.

@@ -17,7 +17,8 @@ import Testing
         _ error: APIError?, declared: Int, sourceLocation: SourceLocation = #_sourceLocation
     ) {
         guard case .invalidRequest(.bodyLengthMismatch(let length, let produced))? = error else {
-            Issue.record("expected bodyLengthMismatch, got \(String(describing: error))", sourceLocation: sourceLocation)
+            Issue.record(
+                "expected bodyLengthMismatch, got \(String(describing: error))", sourceLocation: sourceLocation)
             return
         }
         #expect(length == declared, sourceLocation: sourceLocation)

@@ -57,7 +57,9 @@ private final class IdleTimeoutRelay: Sendable {
     private let demands: AsyncStream<Void>
     private let demand: AsyncStream<Void>.Continuation
 
-    init(source: ByteStream, timeout: Duration, end: (at: Duration, callTimeout: Duration)?, scheduler: DeadlineScheduler) {
+    init(
+        source: ByteStream, timeout: Duration, end: (at: Duration, callTimeout: Duration)?, scheduler: DeadlineScheduler
+    ) {
         self.source = source
         self.timeout = timeout
         self.end = end

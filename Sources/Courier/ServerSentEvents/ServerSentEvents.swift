@@ -145,7 +145,8 @@ public struct ServerSentEvents: AsyncSequence, Sendable {
         /// ``ServerSentEvents/minimumReconnectionDelay``; after reconnections that delivered nothing, doubled for each,
         /// up to ``ServerSentEvents/maximumReconnectionDelay`` (or the base, when longer), with equal jitter.
         private func reconnectionDelay() -> Duration {
-            let base = Swift.max(parser.reconnectionTime ?? events.reconnectionDelay, ServerSentEvents.minimumReconnectionDelay)
+            let base = Swift.max(
+                parser.reconnectionTime ?? events.reconnectionDelay, ServerSentEvents.minimumReconnectionDelay)
             guard failedReconnects > 0 else { return base }
             let cap = Swift.max(base, ServerSentEvents.maximumReconnectionDelay)
             var ceiling = base
