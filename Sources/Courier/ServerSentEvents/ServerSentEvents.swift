@@ -214,7 +214,10 @@ extension APIClient {
     ///   - request: The request that opens the stream.
     ///   - lastEventID: The ID of the last event already seen, to resume after it.
     ///   - reconnectionDelay: How long to wait before reconnecting until the server sets its own with `retry:`;
-    ///     3 seconds by default. Waited on the client's ``APIClient/Configuration/clock``.
+    ///     3 seconds by default, never less than ``ServerSentEvents/minimumReconnectionDelay``, and backed off while
+    ///     reconnections deliver nothing (see ``ServerSentEvents``). Waited on the client's
+    ///     ``APIClient/Configuration/clock``. A request that may not be sent twice (a `POST` without an
+    ///     `Idempotency-Key`) is never reconnected.
     ///   - maxReconnects: How many reconnections in a row may fail to deliver an event before the sequence ends
     ///     (with the last failure); `nil`, the default, reconnects for as long as the task iterates.
     /// - Returns: The events.
