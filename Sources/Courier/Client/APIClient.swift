@@ -625,7 +625,13 @@ public final class APIClient: Sendable {
             loop.timings.record(attempt, of: request, response, duration: instrumentation.log.elapsedTime - start)
             return .response(response)
         } catch {
-            loop.timings.record(attempt, of: request, nil, duration: instrumentation.log.elapsedTime - start)
+            let duration = instrumentation.log.elapsedTime - start
+            loop.timings.record(attempt, of: request, nil, duration: duration)
+            // A transport stopped by its own deadline may throw `CancellationError`: that is the timeout, unless the
+            // caller (or the flight) was cancelled.
+            if error is CancellationError, !Task.isCancelled, duration >= deadline.timeout {
+                return .failure(deadline.timeoutError)
+            }
             return .failure(try Self.attemptError(error))
         }
     }
