@@ -257,28 +257,38 @@ public actor RequestCoalescer<Key: Hashable & Sendable, Value: Sendable> {
         for key: Key,
         operation: Operation
     ) -> FlightTask {
-        let flight: @Sendable () async throws -> Void = { [table] in
-            let outcome: Result<Value, any Error>
-            do {
-                outcome = .success(try await operation.run())
-            } catch {
-                outcome = .failure(error)
-            }
-            let waiters = table.withLock { table in
-                let waiters = table.finish(key, flightID: flightID)
-                // The flight's timer goes with it (the scheduler's lock inside the table's, as in `addDeadline`).
-                if waiters != nil, let timer = table.removeBounds(of: flightID) { timer.scheduler.cancel(timer.entry) }
-                return waiters
-            }
-            waiters?.resumeAll(with: outcome)
-        }
         // `Task.immediate` is Swift 6.2's (macOS 26 and its peers); older Apple systems start the flight with one hop
-        // to the global executor, which changes when it first runs, never what it does.
+        // to the global executor, which changes when it first runs, never what it does. Each branch passes its own
+        // closure literal: a closure held in a variable first cost two more allocations per flight.
         if #available(macOS 26, iOS 26, tvOS 26, watchOS 26, visionOS 26, *) {
-            return Task.immediate(operation: flight)
+            return Task.immediate { [table] () async throws in
+                await Self.fly(operation, flightID, for: key, table: table)
+            }
         } else {
-            return Task(operation: flight)
+            return Task { [table] () async throws in
+                await Self.fly(operation, flightID, for: key, table: table)
+            }
         }
+    }
+
+    /// The body of a flight's task: runs the operation and resumes every waiter with its outcome.
+    @inline(__always)
+    private static func fly<Operation: FlightOperation<Value>>(
+        _ operation: Operation, _ flightID: UInt64, for key: Key, table: Locked<Table>
+    ) async {
+        let outcome: Result<Value, any Error>
+        do {
+            outcome = .success(try await operation.run())
+        } catch {
+            outcome = .failure(error)
+        }
+        let waiters = table.withLock { table in
+            let waiters = table.finish(key, flightID: flightID)
+            // The flight's timer goes with it (the scheduler's lock inside the table's, as in `addDeadline`).
+            if waiters != nil, let timer = table.removeBounds(of: flightID) { timer.scheduler.cancel(timer.entry) }
+            return waiters
+        }
+        waiters?.resumeAll(with: outcome)
     }
 }
 
