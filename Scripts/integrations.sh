@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # The integrations, as users install them: products of this package behind package traits.
-#   1. Builds the package with every trait on (.build-traits) and runs the integrations' tests. Warnings are errors.
+#   1. Builds the package with every trait on (.build-traits), checks every module's Apple availability against the
+#      declared platforms (Scripts/availability.sh, from that build's index) and runs the integrations' tests.
+#      Warnings are errors.
 #   2. Installs Courier as a user would, into throwaway consumer packages that depend on this checkout:
-#      with no traits it must resolve and fetch no package at all; each trait alone resolves only its own
-#      dependencies; with every trait a small program that uses each integration builds and runs.
+#      with no traits it must resolve and fetch no package at all; with each trait alone it resolves only that
+#      integration's dependencies, and a small program that uses the integration builds and runs.
 #   3. Builds and tests every example package under Examples/ (each its own Package.swift).
 # Prints how long each part took: the trait build compiles SwiftNIO, AsyncHTTPClient and Hummingbird from scratch.
 #   bash Scripts/integrations.sh               all of it
@@ -15,6 +17,7 @@ cd "$(dirname "$0")/.."
 root=$(pwd)
 if [ -d /opt/swift/usr/bin ]; then export PATH="/opt/swift/usr/bin:$PATH"; fi
 parts=("${@:-traits consumers examples}")
+work=""
 limit=${COURIER_INTEGRATION_TEST_SECONDS:-900}
 
 fail() {
@@ -47,6 +50,8 @@ traits() {
     swift build --build-tests --enable-all-traits --scratch-path .build-traits 2>&1 | tee "$log"
     check_warnings "$log" "the build with every trait"
     rm -f "$log"
+    printf '\n--- every module: Apple API no newer than the declared platforms (Scripts/availability.sh) ---\n'
+    bash Scripts/availability.sh --index-store .build-traits/debug/index/store
     printf '\n--- every trait: the integrations'"'"' tests ---\n'
     bounded swift test --skip-build --enable-all-traits --scratch-path .build-traits \
         --filter 'CourierAsyncHTTPClientTests|CourierObservabilityTests|CourierHTTPTypesTests|CourierOpenAPITests'
@@ -60,8 +65,8 @@ consumer() {
     mkdir -p "$dir/Sources/Consumer"
     ln -sfn "$root" "$dir/courier"
     for module in $modules; do
-        products+=".product(name: \"$module\", package: \"courier\"), "
         imports+="import $module"$'\n'
+        [ "$module" = Foundation ] || products+=".product(name: \"$module\", package: \"courier\"), "
     done
     cat >"$dir/Package.swift" <<MANIFEST
 // swift-tools-version: 6.1
@@ -91,57 +96,52 @@ walk(json.load(sys.stdin))' | sort -u | grep -vx courier || true
 }
 
 consumers() {
-    local start work found
+    local start found
     start=$(date +%s)
     work=$(mktemp -d "${TMPDIR:-/tmp}/courier-consumers.XXXXXX")
-    trap 'rm -rf "$work"' RETURN
+    trap 'rm -rf "$work"' EXIT
 
     printf '\n--- a consumer with no traits resolves no package ---\n'
-    consumer "$work/plain" '[]' "Courier CourierTesting"
-    cat >>"$work/plain/Sources/Consumer/main.swift" <<'SWIFT'
-let client = APIClient(baseURL: URL(string: "https://api.example.com")!)
-print("Courier alone:", type(of: client))
-SWIFT
-    sed -i '1i import Foundation' "$work/plain/Sources/Consumer/main.swift"
+    consumer "$work/plain" '[]' "Foundation Courier CourierTesting"
+    printf '%s\n' 'print("Courier alone:", type(of: APIClient(baseURL: URL(string: "https://api.example.com")!)))' \
+        >>"$work/plain/Sources/Consumer/main.swift"
     found=$(resolved "$work/plain")
     [ -z "$found" ] || fail "a consumer with no traits resolved packages: $(echo "$found" | paste -sd ' ')"
     (cd "$work/plain" && swift run 2>&1 | tail -1) | grep -q "Courier alone: APIClient" || fail "the plain consumer did not run"
     [ -z "$(ls "$work/plain/.build/checkouts" 2>/dev/null)" ] || fail "a consumer with no traits fetched packages"
     echo "integrations.sh: no traits: no package resolved or fetched"
 
-    # Each trait alone resolves only the packages of its own integration (and theirs).
-    local trait expected
-    for trait in AsyncHTTPClient Observability OpenAPI; do
-        consumer "$work/$trait" "[\"$trait\"]" "Courier"
-        found=$(resolved "$work/$trait" | paste -sd ' ')
+    # Each trait alone resolves only the packages of its own integration (never Hummingbird, which only Courier's
+    # tests use), and a program that uses the integration builds and runs.
+    local trait modules expected program
+    for trait in Observability OpenAPI AsyncHTTPClient; do
         case $trait in
-            AsyncHTTPClient) expected=async-http-client ;;
-            Observability) expected=swift-log ;;
-            OpenAPI) expected=swift-openapi-runtime ;;
+            Observability)
+                modules="Courier CourierObservability" expected=swift-log
+                program='var configuration = APIClient.Configuration()
+configuration.observers = [CourierObservability()]
+print("integration:", type(of: configuration.observers[0]))' ;;
+            OpenAPI)
+                modules="Courier CourierHTTPTypes CourierOpenAPI" expected=swift-openapi-runtime
+                program='let client = APIClient(baseURL: URL(string: "https://api.example.com")!)
+print("integration:", type(of: APIClientTransport(client: client)))' ;;
+            AsyncHTTPClient)
+                modules="Courier CourierAsyncHTTPClient" expected=async-http-client
+                program='let transport = AsyncHTTPClientTransport()
+print("integration:", type(of: APIClient.Configuration(transport: transport).transport))
+try await transport.shutdown()' ;;
         esac
+        printf '\n--- a consumer with the trait %s ---\n' "$trait"
+        consumer "$work/$trait" "[\"$trait\"]" "Foundation $modules"
+        printf '%s\n' "$program" >>"$work/$trait/Sources/Consumer/main.swift"
+        found=$(resolved "$work/$trait" | paste -sd ' ')
         echo "$found" | grep -qw "$expected" || fail "the $trait trait did not resolve $expected: $found"
-        echo "$found" | grep -qw hummingbird && fail "the $trait trait resolved Hummingbird, which only Courier's tests use"
+        if echo "$found" | grep -qw hummingbird; then fail "the $trait trait resolved Hummingbird: $found"; fi
         echo "integrations.sh: trait $trait resolves: $found"
+        (cd "$work/$trait" && swift build 2>&1 | tail -3) || fail "a consumer with the $trait trait does not build"
+        (cd "$work/$trait" && swift run 2>/dev/null | tail -1) | grep -q "^integration: " ||
+            fail "the consumer with the $trait trait did not run"
     done
-
-    printf '\n--- a consumer with every trait builds and runs a program that uses each integration ---\n'
-    consumer "$work/all" '["AsyncHTTPClient", "Observability", "OpenAPI"]' \
-        "Courier CourierAsyncHTTPClient CourierObservability CourierHTTPTypes CourierOpenAPI"
-    cat >>"$work/all/Sources/Consumer/main.swift" <<'SWIFT'
-import Foundation
-
-let transport = AsyncHTTPClientTransport()
-let observer = CourierObservability()
-var configuration = APIClient.Configuration(transport: transport)
-configuration.observers = [observer]
-let client = APIClient(baseURL: URL(string: "https://api.example.com")!, configuration: configuration)
-let openAPITransport = APIClientTransport(client: client)
-print("every integration:", type(of: openAPITransport))
-try await transport.shutdown()
-SWIFT
-    (cd "$work/all" && swift build 2>&1 | tail -3) || fail "the consumer with every trait does not build"
-    (cd "$work/all" && swift run 2>&1 | tail -1) | grep -q "every integration: APIClientTransport" ||
-        fail "the consumer with every trait did not run"
     echo "integrations.sh: consumers passed in $(($(date +%s) - start)) s"
 }
 
