@@ -47,12 +47,20 @@ public final class ManualClock: Clock, Sendable {
         let continuation: CheckedContinuation<Void, Never>
     }
 
+    /// One call of ``waitForSleeper(_:)``, from before it suspends until it is resumed: its entry is removed by
+    /// whichever of a sleeper and a cancellation resumes it, so none is left behind.
+    private enum Watch {
+        case starting
+        case cancelledBeforeWaiting
+        case waiting(Watcher)
+    }
+
     private struct State {
         var now = Instant(offset: .zero)
         var nextID = 0
         var sleepers: [Int: Sleeper] = [:]
         var cancelledBeforeSleeping: Set<Int> = []
-        var watchers: [Watcher] = []
+        var watches: [Int: Watch] = [:]
         var requestedSleeps: [Duration] = []
     }
 
@@ -127,17 +135,50 @@ public final class ManualClock: Clock, Sendable {
         for sleeper in due { sleeper.continuation.resume() }
     }
 
-    /// Suspends until some task sleeps for a duration that satisfies `predicate` (already sleeping counts).
+    /// Suspends until some task sleeps for a duration that satisfies `predicate` (already sleeping counts), or until
+    /// the waiting task is cancelled.
+    ///
+    /// Cancellation ends the wait at once (a test's time limit, or a helper task that moves time and is cancelled when
+    /// the test is done, is not left hanging) and forgets the waiter. Check `Task.isCancelled` after it returns when
+    /// the difference matters.
     ///
     /// - Parameter predicate: Which requested durations count; any by default.
     public func waitForSleeper(_ predicate: @escaping @Sendable (Duration) -> Bool = { _ in true }) async {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let satisfied = state.withLock { state in
-                if state.sleepers.values.contains(where: { predicate($0.requested) }) { return true }
-                state.watchers.append(Watcher(predicate: predicate, continuation: continuation))
-                return false
+        let id = state.withLock { state in
+            state.nextID += 1
+            state.watches[state.nextID] = .starting
+            return state.nextID
+        }
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                let isDone = state.withLock { state in
+                    if case .cancelledBeforeWaiting? = state.watches[id] {
+                        state.watches[id] = nil
+                        return true
+                    }
+                    if state.sleepers.values.contains(where: { predicate($0.requested) }) {
+                        state.watches[id] = nil
+                        return true
+                    }
+                    state.watches[id] = .waiting(Watcher(predicate: predicate, continuation: continuation))
+                    return false
+                }
+                if isDone { continuation.resume() }
             }
-            if satisfied { continuation.resume() }
+        } onCancel: {
+            let watcher = state.withLock { state -> Watcher? in
+                switch state.watches[id] {
+                case .starting?:
+                    state.watches[id] = .cancelledBeforeWaiting
+                    return nil
+                case .waiting(let watcher)?:
+                    state.watches[id] = nil
+                    return watcher
+                case .cancelledBeforeWaiting?, nil:
+                    return nil  // already resumed by a sleeper
+                }
+            }
+            watcher?.continuation.resume()
         }
     }
 
@@ -151,10 +192,10 @@ public final class ManualClock: Clock, Sendable {
     private static func takeSatisfiedWatchers(_ state: inout State) -> [Watcher] {
         let sleeping = state.sleepers.values.map(\.requested)
         var woken: [Watcher] = []
-        state.watchers.removeAll { watcher in
-            guard sleeping.contains(where: watcher.predicate) else { return false }
+        for (id, watch) in state.watches {
+            guard case .waiting(let watcher) = watch, sleeping.contains(where: watcher.predicate) else { continue }
+            state.watches[id] = nil
             woken.append(watcher)
-            return true
         }
         return woken
     }

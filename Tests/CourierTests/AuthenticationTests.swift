@@ -95,13 +95,15 @@ private func sendsPerCall(_ transport: MockTransport) -> [String: Int] {
         #expect(issuer.calls == 1)
         #expect(transport.callCount == 0)
 
-        // The next call fails the same way without another refresh, until a login.
+        // The credential had only expired, so the failure does not stick: the next call refreshes again (one refresh
+        // for one call, within the refresh limit), and fails the same way while the endpoint is down; a login ends it.
         let error = try await #require(throws: APIError.self) { try await client.send(APIRequest<Echo>.get("/me")) }
         #expect(error.underlyingError is Kit.EndpointDown)
-        #expect(issuer.calls == 1)
+        #expect(issuer.calls == 2)
+        #expect(transport.callCount == 0)
         await refresher.setCredential(Kit.credential("secret-access-9"))
         #expect(try await client.send(APIRequest<Echo>.get("/me")).value == Echo(token: "secret-access-9"))
-        #expect(issuer.calls == 1)
+        #expect(issuer.calls == 2)
     }
 
     @Test func aFailedEarlyRenewalKeepsSendingTheStillValidToken() async throws {

@@ -73,7 +73,7 @@ import Testing
             lastStored = text.split(separator: "\n").compactMap { Int($0.split(separator: " ").last ?? "") }.max() ?? -1
         }
         if waitForPartialFile {
-            let temporary = directory.url.appendingPathComponent("tmp").path
+            let temporary = directory.stagingDirectory.path
             for _ in 0..<100_000 where ((try? FileManager.default.contentsOfDirectory(atPath: temporary)) ?? []).isEmpty
             {
                 continue

@@ -31,53 +31,57 @@ import Testing
 
     @Test func aNewCacheOverTheSameDirectoryServesWhatAnEarlierOneStored() async throws {
         let directory = TemporaryDirectory()
-        let first = try ResponseCache(directory: directory.url)
-        await Self.store(first, "/users/42", body: "Ada", partition: "alice")
-        #expect(first.diskCount == 1)
-
-        let restarted = try ResponseCache(directory: directory.url)
-        #expect(await restarted.count == 0, "memory starts empty")
+        do {
+            // One cache per directory at a time: each one here is gone before the next opens it.
+            let first = try ResponseCache(directory: directory.url)
+            await Self.store(first, "/users/42", body: "Ada", partition: "alice")
+            #expect(first.diskCount == 1)
+        }
         let transport = MockTransport { _, _ in .text(200, "from the network") }
-        var configuration = APIClient.Configuration(transport: transport, cache: restarted, retryPolicy: .never)
+        do {
+            let restarted = try ResponseCache(directory: directory.url)
+            #expect(await restarted.count == 0, "memory starts empty")
+            // The client's partition is the caller's identity; here the anonymous one differs, so look up directly.
+            #expect(await Self.body(restarted, "/users/42", partition: "bob") == nil, "partitions survive the restart")
+            #expect(await Self.body(restarted, "/users/42", partition: "alice") == "Ada")
+            #expect(await restarted.statistics.diskReads == 1)
+            #expect(await Self.body(restarted, "/users/42", partition: "alice") == "Ada")
+            #expect(await restarted.statistics.diskReads == 1, "the second hit comes from memory: no disk I/O")
+            await Self.store(restarted, "/open", body: "anyone")
+        }
+        var configuration = APIClient.Configuration(
+            transport: transport, cache: try ResponseCache(directory: directory.url), retryPolicy: .never)
         configuration.headers = [:]
-        let client = APIClient(baseURL: URL(string: "https://api.test")!, configuration: configuration)
-        // The client's partition is the caller's identity; here the anonymous one differs, so look up directly.
-        #expect(await Self.body(restarted, "/users/42", partition: "bob") == nil, "partitions survive the restart")
-        #expect(await Self.body(restarted, "/users/42", partition: "alice") == "Ada")
-        #expect(await restarted.statistics.diskReads == 1)
-        #expect(await Self.body(restarted, "/users/42", partition: "alice") == "Ada")
-        #expect(await restarted.statistics.diskReads == 1, "the second hit comes from memory: no disk I/O")
-
-        await Self.store(first, "/open", body: "anyone")
-        let third = try ResponseCache(directory: directory.url)
-        configuration.cache = third
         let answer = try await APIClient(baseURL: URL(string: "https://api.test")!, configuration: configuration)
             .send(APIRequest<Data>.get("/open"))
         #expect(answer.source == .cache)
         #expect(String(decoding: answer.data, as: UTF8.self) == "anyone")
         #expect(transport.callCount == 0)
-        _ = client
     }
 
     @Test func evictionByBytesFollowsRecentUseAcrossRestarts() async throws {
         let directory = TemporaryDirectory()
-        let writer = try ResponseCache(directory: directory.url)
         let body = String(repeating: "x", count: 1_000)
-        for path in ["/a", "/b", "/c", "/d"] { await Self.store(writer, path, body: body) }
-        let fileSize = writer.diskBytes / 4
-        #expect(writer.diskCount == 4)
-
-        let reader = try ResponseCache(directory: directory.url)
-        #expect(await Self.body(reader, "/a") == body, "reading /a makes it the most recently used")
-
-        let smaller = try ResponseCache(directory: directory.url, maxDiskBytes: fileSize * 2 + fileSize / 2)
-        #expect(smaller.diskCount == 2)
-        #expect(smaller.diskBytes <= fileSize * 2 + fileSize / 2)
-        #expect(await Self.body(smaller, "/a") == body)
-        #expect(await Self.body(smaller, "/d") == body)
-        #expect(await Self.body(smaller, "/b") == nil)
-        #expect(await Self.body(smaller, "/c") == nil)
-
+        let fileSize: Int
+        do {
+            let writer = try ResponseCache(directory: directory.url)
+            for path in ["/a", "/b", "/c", "/d"] { await Self.store(writer, path, body: body) }
+            fileSize = writer.diskBytes / 4
+            #expect(writer.diskCount == 4)
+        }
+        do {
+            let reader = try ResponseCache(directory: directory.url)
+            #expect(await Self.body(reader, "/a") == body, "reading /a makes it the most recently used")
+        }
+        do {
+            let smaller = try ResponseCache(directory: directory.url, maxDiskBytes: fileSize * 2 + fileSize / 2)
+            #expect(smaller.diskCount == 2)
+            #expect(smaller.diskBytes <= fileSize * 2 + fileSize / 2)
+            #expect(await Self.body(smaller, "/a") == body)
+            #expect(await Self.body(smaller, "/d") == body)
+            #expect(await Self.body(smaller, "/b") == nil)
+            #expect(await Self.body(smaller, "/c") == nil)
+        }
         let bounded = try ResponseCache(directory: directory.url, maxDiskEntries: 1)
         #expect(bounded.diskCount == 1)
     }
@@ -129,11 +133,13 @@ import Testing
 
     @Test func removalsReachTheDisk() async throws {
         let directory = TemporaryDirectory()
-        let cache = try ResponseCache(directory: directory.url, maxEntries: 1)
-        for path in ["/a", "/b/1", "/b/2", "/c", "/d"] { await Self.store(cache, path) }
-        await cache.remove(url: URL(string: "https://api.test/a")!)
-        #expect(await cache.remove(urlsWithPrefix: URL(string: "https://api.test/b/")!) == 2)
-        #expect(await cache.removeAll { url, _ in url.path == "/c" } == 1)
+        do {
+            let cache = try ResponseCache(directory: directory.url, maxEntries: 1)
+            for path in ["/a", "/b/1", "/b/2", "/c", "/d"] { await Self.store(cache, path) }
+            await cache.remove(url: URL(string: "https://api.test/a")!)
+            #expect(await cache.remove(urlsWithPrefix: URL(string: "https://api.test/b/")!) == 2)
+            #expect(await cache.removeAll { url, _ in url.path == "/c" } == 1)
+        }
         let restarted = try ResponseCache(directory: directory.url)
         #expect(restarted.diskCount == 1)
         #expect(await Self.body(restarted, "/d") == "body")

@@ -79,6 +79,36 @@ import Testing
         #expect(started.withLock { $0 } + withdrawn.withLock { $0 } == 400)
     }
 
+    @Test func waitersThatLeaveWhileEverySlotIsHeldLeaveNothingBehind() {
+        let gate = ConnectionGate(limit: 2)
+        let started = Locked<[Int]>([])
+        _ = Self.admit(gate, "h:80", 0, started)
+        _ = Self.admit(gate, "h:80", 1, started)
+        // What a caller whose deadline passes (or who is cancelled) while queued does: withdraw.
+        for index in 2..<1_002 {
+            let id = Self.admit(gate, "h:80", index, started)
+            #expect(gate.withdraw("h:80", id: id))
+        }
+        #expect(gate.counts(for: "h:80") == (admitted: 2, queued: 0))
+        #expect(gate.arrivalOrderCount(for: "h:80") == 0, "the arrival order kept the requests that left")
+
+        // One waiter stays queued while a thousand others come and go: the order stays near its size.
+        _ = Self.admit(gate, "h:80", 1_002, started)
+        for index in 1_003..<2_003 {
+            let id = Self.admit(gate, "h:80", index, started)
+            gate.withdraw("h:80", id: id)
+        }
+        #expect(gate.counts(for: "h:80") == (admitted: 2, queued: 1))
+        #expect(gate.arrivalOrderCount(for: "h:80") <= 64, "the arrival order grew with the requests that left")
+
+        gate.leave("h:80")
+        #expect(started.withLock { $0 } == [0, 1, 1_002], "the waiter that stayed was started next")
+        gate.leave("h:80")
+        gate.leave("h:80")
+        #expect(gate.counts(for: "h:80") == (admitted: 0, queued: 0))
+        #expect(gate.arrivalOrderCount(for: "h:80") == 0)
+    }
+
     @Test func theKeyIsHostAndPortWithTheSchemesDefault() {
         #expect(ConnectionGate.key(for: URL(string: "https://API.example.com/v1")) == "api.example.com:443")
         #expect(ConnectionGate.key(for: URL(string: "http://api.example.com/v1")) == "api.example.com:80")

@@ -58,7 +58,7 @@ import Testing
             command == """
                 curl -X POST 'https://api.example.com/v1/sessions' \\
                   -H 'Content-Type: application/json' \\
-                  --data-binary '{"device":{"name":"phone","refresh_token":"<redacted>"},"password":"<redacted>","user":"ada"}'
+                  --data-raw '{"device":{"name":"phone","refresh_token":"<redacted>"},"password":"<redacted>","user":"ada"}'
                 """)
     }
 
@@ -67,7 +67,7 @@ import Testing
         let request = TransportRequest(
             method: .put, url: baseURL, headers: ["Content-Type": "application/merge-patch+json"], body: body)
 
-        #expect(request.curlDescription.hasSuffix(#"--data-binary '{ "b": 1,  "a": "it'\''s" }'"#))
+        #expect(request.curlDescription.hasSuffix(#"--data-raw '{ "b": 1,  "a": "it'\''s" }'"#))
     }
 
     @Test func aFormBodyIsRedactedLikeAQuery() {
@@ -78,7 +78,7 @@ import Testing
 
         #expect(
             request.curlDescription.hasSuffix(
-                "--data-binary 'client_secret=<redacted>&grant_type=refresh_token&refresh_token=<redacted>'"))
+                "--data-raw 'client_secret=<redacted>&grant_type=refresh_token&refresh_token=<redacted>'"))
     }
 
     @Test(arguments: [
@@ -92,7 +92,7 @@ import Testing
         let command = request.curlDescription
 
         #expect(command.hasSuffix("\n# body: \(body.count) bytes, not shown"))
-        #expect(!command.contains("--data-binary") && !command.contains("pa55"))
+        #expect(!command.contains("--data-raw") && !command.contains("pa55"))
     }
 
     @Test func quotesSurviveAShell() async throws {
@@ -106,6 +106,46 @@ import Testing
         // The shell reads back exactly the words the command means: run `printf` in its place.
         let words = try Self.shellWords(command.replacingOccurrences(of: "curl", with: "printf '%s\\n'"))
         #expect(words.contains("X-Note: it's \"quoted\" $HOME `id`"))
+    }
+
+    /// `--data-binary '@/etc/passwd'` makes curl send that file; `--data-raw` sends the text as it is.
+    @Test func aBodyThatStartsWithAnAtSignIsSentAsTextNotReadFromAFile() {
+        let request = TransportRequest(
+            method: .post, url: baseURL, headers: ["Content-Type": "text/plain"], body: Data("@/etc/passwd".utf8))
+
+        let command = request.curlDescription
+
+        #expect(command.hasSuffix("--data-raw '@/etc/passwd'"))
+        #expect(!command.contains("--data-binary"))
+    }
+
+    /// `-H 'X-Empty: '` tells curl to remove the header; `-H 'X-Empty;'` sends it with an empty value.
+    @Test func anEmptyHeaderValueIsWrittenAsCurlSendsIt() {
+        let request = TransportRequest(url: baseURL, headers: ["X-Empty": "", "Accept": "*/*"])
+
+        #expect(
+            request.curlDescription == """
+                curl 'https://api.example.com/v1' \\
+                  -H 'X-Empty;' \\
+                  -H 'Accept: */*'
+                """)
+    }
+
+    /// A JSON body is redacted as JSON whatever its `Content-Type` says, or left out when it does not parse.
+    @Test(arguments: [nil, "text/plain", "application/octet-stream"] as [String?])
+    func aJSONBodyWithoutAJSONTypeStillHasItsCredentialsRedacted(contentType: String?) {
+        var headers: HeaderFields = [:]
+        if let contentType { headers["Content-Type"] = contentType }
+        let request = TransportRequest(
+            method: .post, url: baseURL, headers: headers, body: Data(#" {"user": "ada", "password": "pa55"}"#.utf8))
+        let broken = TransportRequest(
+            method: .post, url: baseURL, headers: headers, body: Data(#"[{"password": "pa55""#.utf8))
+
+        let command = request.curlDescription
+
+        #expect(!command.contains("pa55"), "\(command)")
+        #expect(command.hasSuffix(#"--data-raw '{"password":"<redacted>","user":"ada"}'"#), "\(command)")
+        #expect(!broken.curlDescription.contains("pa55"))
     }
 
     @Test func badInputFailsWithTheErrorSendWouldThrow() {

@@ -48,7 +48,8 @@ private typealias Gate = CoalescerTestKit.Gate
         #expect(try await Self.call(refresher).version == 1)
         #expect(issuer.calls == 3)
 
-        // At its expiry the credential is renewed whatever the backoff, and a failure is final and sticks.
+        // At its expiry the credential is renewed whatever the backoff, and a failure fails the caller. It does not
+        // stick (the credential expired, no server refused it): the next caller tries again.
         issuer.date.advance(by: 50)
         let error = try await #require(throws: APIError.self) { try await refresher.validCredential() }
         guard case .refreshThrew(let cause) = Kit.authenticationFailure(error), cause is Kit.EndpointDown else {
@@ -57,7 +58,7 @@ private typealias Gate = CoalescerTestKit.Gate
         }
         #expect(issuer.calls == 4)
         await #expect(throws: APIError.self) { try await refresher.validCredential() }
-        #expect(issuer.calls == 4)
+        #expect(issuer.calls == 5)
     }
 
     @Test func nobodyWaitsForAnEarlyRenewalAndItRunsOnce() async throws {

@@ -42,6 +42,27 @@ private typealias Kit = EventTestKit
         #expect(redacted.fields.map(\.value) == Array(repeating: "<redacted>", count: 5) + ["application/json"])
     }
 
+    /// A header list printed on its own cannot see the client's policy: it hides the standard names, any name made of
+    /// the words credential names are made of (`X-Tenant-Secret`, `X-Goog-Api-Key`, `X-Amz-Security-Token`), and a
+    /// `Bearer`/`Basic` credential or a URL's secrets in any other value.
+    @Test func aHeaderListsDescriptionHidesWhatLooksLikeACredential() {
+        let headers: HeaderFields = [
+            "Authorization": "s01", "X-Tenant-Secret": "s02", "X-Goog-Api-Key": "s03", "X-Amz-Security-Token": "s04",
+            "X-CSRF-Token": "s05", "X-Session-Id": "s06", "X-Upstream": "Bearer s07", "X-Client-Password": "s08",
+            "Referer": "https://ada:s09@example.com/?access_token=s10", "X-Api-Credential": "s11",
+            "X-Request-Signature": "s12", "Accept": "text/html", "X-Request-ID": "r-1",
+        ]
+        let texts = [headers.description, AuthTestKit.printed(headers)] + headers.fields.map(\.description)
+        for text in texts {
+            for secret in (1...12).map({ String(format: "s%02d", $0) }) {
+                #expect(!text.contains(secret), "\(secret) in \(text)")
+            }
+        }
+        #expect(headers.description.contains("Accept: text/html"))
+        #expect(headers.description.contains("X-Request-ID: r-1"))
+        #expect(headers.description.contains("X-Upstream: Bearer <redacted>"))
+    }
+
     @Test func errorDescriptionsRedactTheStandardParameters() {
         let url = URL(string: "https://a.test/p?api_key=s3&access_token=s4&page=1")!
         var info: [String: Any] = ["NSErrorFailingURLStringKey": url.absoluteString]

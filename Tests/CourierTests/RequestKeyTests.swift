@@ -71,11 +71,31 @@ private func key(_ url: String, method: RequestMethod = .get, headers: HeaderFie
         #expect(key(base, headers: ["ACCEPT": "a"]) == key(base, headers: ["accept": "a"]))
     }
 
-    @Test func configuredHeadersJoinTheKey() {
+    @Test func everyHeaderJoinsTheKeyButTheIgnoredOnes() {
         let request1 = TransportRequest(url: URL(string: "https://x.test/a")!, headers: ["X-Tenant": "acme"])
         let request2 = TransportRequest(url: URL(string: "https://x.test/a")!, headers: ["X-Tenant": "globex"])
-        #expect(RequestKey(request1) == RequestKey(request2))
-        #expect(RequestKey(request1, varyingOn: ["X-Tenant"]) != RequestKey(request2, varyingOn: ["X-Tenant"]))
+        #expect(RequestKey(request1) != RequestKey(request2))
+        #expect(RequestKey(request1, ignoring: ["x-tenant"]) == RequestKey(request2, ignoring: ["x-tenant"]))
+        // A name given in `varyingOn` counts even when ignored.
+        #expect(
+            RequestKey(request1, varyingOn: ["X-Tenant"], ignoring: ["x-tenant"])
+                != RequestKey(request2, varyingOn: ["X-Tenant"], ignoring: ["x-tenant"]))
+        // A credential is never ignored.
+        let alice = TransportRequest(url: URL(string: "https://x.test/a")!, headers: ["Cookie": "alice"])
+        let bob = TransportRequest(url: URL(string: "https://x.test/a")!, headers: ["Cookie": "bob"])
+        #expect(RequestKey(alice, ignoring: ["cookie"]) != RequestKey(bob, ignoring: ["cookie"]))
+    }
+
+    @Test func theOrderOfDifferentNamesDoesNotMatterButTheOrderOfOneNamesValuesDoes() {
+        let base = "https://api.example.com/a"
+        #expect(
+            key(base, headers: ["X-Tenant": "acme", "X-Locale": "fr"])
+                == key(base, headers: ["x-locale": "fr", "X-TENANT": "acme"]))
+        let ab = HeaderFields([("X-Tag", "a"), ("X-Tenant", "acme"), ("X-Tag", "b")])
+        let ba = HeaderFields([("X-Tag", "b"), ("X-Tag", "a"), ("X-Tenant", "acme")])
+        let abAgain = HeaderFields([("X-Tenant", "acme"), ("X-Tag", "a"), ("X-Tag", "b")])
+        #expect(key(base, headers: ab) != key(base, headers: ba))
+        #expect(key(base, headers: ab) == key(base, headers: abAgain))
     }
 
     @Test func credentialsPartitionKeysButNeverPrint() {

@@ -3,9 +3,8 @@ import Testing
 
 @testable import Courier
 
-/// The hand-over behind URLSession's streamed bodies: the producer is held back at `pauseAt` and woken when the
-/// reader has caught up, a producer whose wait ran out is not held again until then, and nothing is held past
-/// `limit`.
+/// The hand-over behind URLSession's streamed bodies: where pausing is possible, the producer is paused at `pauseAt`
+/// and resumed once the reader has caught up; it is never told to wait; nothing is held past `limit`.
 @Suite struct StreamingBufferTests {
     private static let kibibyte = Data(repeating: 1, count: 1024)
 
@@ -22,29 +21,56 @@ import Testing
         return pulled!
     }
 
-    @Test func theProducerWaitsAtThePauseMarkAndIsWokenOnceTheReaderDrainedThreeQuarters() async {
+    @Test func theProducerIsPausedAtThePauseMarkOnceAndResumedWhenTheReaderDrainedThreeQuarters() async {
         var buffer = StreamingBuffer(limit: 64 << 10, pauseAt: 8 << 10)
         for _ in 0..<7 {
             guard case .proceed = buffer.push(Self.kibibyte) else {
-                Issue.record("held back below the mark")
+                Issue.record("paused below the mark")
                 return
             }
         }
-        guard case .wait = buffer.push(Self.kibibyte) else {
-            Issue.record("not held back at the mark")
+        guard case .pause = buffer.push(Self.kibibyte) else {
+            Issue.record("not paused at the mark")
             return
         }
-        // The reader takes what waits in one piece (8 KiB, within a batch), and so wakes the producer at once.
-        guard case .chunk(let chunk, let wake) = await pull(&buffer) else {
+        guard case .proceed = buffer.push(Self.kibibyte) else {
+            Issue.record("told to pause again while paused (bytes a suspend let through)")
+            return
+        }
+        // The reader takes what waits in one piece (9 KiB, within a batch), and so resumes the producer at once.
+        guard case .chunk(let chunk, let resume) = await pull(&buffer) else {
             Issue.record("no chunk")
             return
         }
-        #expect(chunk.count == 8 << 10)
-        #expect(wake)
+        #expect(chunk.count == 9 << 10)
+        #expect(resume)
+        // Resumed: the next time the mark is reached, the producer is paused again.
+        for _ in 0..<7 { _ = buffer.push(Self.kibibyte) }
+        guard case .pause = buffer.push(Self.kibibyte) else {
+            Issue.record("not paused after resuming")
+            return
+        }
+    }
+
+    @Test func aReaderStillBehindDoesNotResumeTheProducer() async {
+        var buffer = StreamingBuffer(limit: 8 << 20, pauseAt: 4 << 20)
+        let chunk = Data(repeating: 2, count: 512 << 10)
+        for _ in 0..<7 { _ = buffer.push(chunk) }
+        guard case .pause = buffer.push(chunk) else {
+            Issue.record("not paused at the mark")
+            return
+        }
+        // 4 MiB wait; a batch of 1 MiB leaves 3 MiB, above a quarter of the mark.
+        guard case .chunk(let piece, let resume) = await pull(&buffer) else {
+            Issue.record("no chunk")
+            return
+        }
+        #expect(piece.count == StreamingBuffer.batchBytes)
+        #expect(!resume)
     }
 
     @Test func aReaderTakesQueuedChunksInBatchesOfAtMostTheBatchSize() async {
-        var buffer = StreamingBuffer(limit: 8 << 20, pauseAt: 8 << 20)
+        var buffer = StreamingBuffer(limit: 8 << 20, pauseAt: nil)
         let chunk = Data(repeating: 2, count: 16 << 10)
         let count = 2 * StreamingBuffer.batchBytes / chunk.count + 3
         for _ in 0..<count { _ = buffer.push(chunk) }
@@ -56,58 +82,22 @@ import Testing
         #expect(sizes == [StreamingBuffer.batchBytes, StreamingBuffer.batchBytes, 3 * chunk.count])
     }
 
-    @Test func aProducerWhoseWaitRanOutIsNotHeldAgainUntilTheReaderCaughtUp() async {
-        var buffer = StreamingBuffer(limit: 64 << 10, pauseAt: 8 << 10)
-        for _ in 0..<7 { _ = buffer.push(Self.kibibyte) }
-        guard case .wait = buffer.push(Self.kibibyte) else {
-            Issue.record("not held back at the mark")
-            return
-        }
-        let wokenMeanwhile = buffer.producerStoppedWaiting()
-        #expect(!wokenMeanwhile)  // nobody woke it
-        for _ in 0..<8 {
+    @Test func bytesPastTheLimitEndTheStreamAndWhatWasBufferedIsStillDelivered() async {
+        var buffer = StreamingBuffer(limit: 4 << 10, pauseAt: nil)
+        for _ in 0..<3 {
             guard case .proceed = buffer.push(Self.kibibyte) else {
-                Issue.record("held back again")
+                Issue.record("not taken below the limit")
                 return
             }
         }
-        guard case .chunk(_, let wake) = await pull(&buffer) else {
-            Issue.record("no chunk")
-            return
-        }
-        #expect(!wake)  // it is not waiting
-        // Caught up: the next time the mark is reached, the producer is held back again.
-        for _ in 0..<7 { _ = buffer.push(Self.kibibyte) }
-        guard case .wait = buffer.push(Self.kibibyte) else {
-            Issue.record("not held back after catching up")
-            return
-        }
-    }
-
-    @Test func aWakeUpThatRacedTheEndOfTheWaitIsReported() async {
-        var buffer = StreamingBuffer(limit: 64 << 10, pauseAt: 8 << 10)
-        for _ in 0..<8 { _ = buffer.push(Self.kibibyte) }
-        guard case .chunk(_, let wake) = await pull(&buffer), wake else {
-            Issue.record("not woken")
-            return
-        }
-        let wokenMeanwhile = buffer.producerStoppedWaiting()
-        #expect(wokenMeanwhile)  // the producer must take the wake-up that was sent
-    }
-
-    @Test func bytesPastTheLimitEndTheStreamAndWhatWasBufferedIsStillDelivered() async {
-        var buffer = StreamingBuffer(limit: 4 << 10, pauseAt: 2 << 10)
-        _ = buffer.push(Self.kibibyte)
-        _ = buffer.push(Self.kibibyte)
-        let wokenMeanwhile = buffer.producerStoppedWaiting()
-        #expect(!wokenMeanwhile)
-        _ = buffer.push(Self.kibibyte)
         guard case .overflow = buffer.push(Self.kibibyte) else {
             Issue.record("no overflow at the limit")
             return
         }
-        let ended = buffer.finish(.failure(APIError.responseTooLarge(limit: 4 << 10)))
-        #expect(ended != nil)
+        guard case .ended = buffer.finish(.failure(APIError.responseTooLarge(limit: 4 << 10))) else {
+            Issue.record("the body had ended already")
+            return
+        }
         guard case .chunk(let chunk, _) = await pull(&buffer) else {
             Issue.record("buffered bytes lost")
             return

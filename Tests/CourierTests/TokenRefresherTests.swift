@@ -117,11 +117,14 @@ private typealias Gate = CoalescerTestKit.Gate
         #expect(await refresher.credential?.accessToken == "secret-access-1")
     }
 
-    @Test func aFailedRefreshFailsEveryWaiterAndStaysFailedUntilANewCredential() async throws {
+    /// The server refused the credential and the refresh cannot replace it: that is final until a new credential.
+    /// (For a credential that only expired, see `aRefreshThatThrowsForAnExpiredCredentialDoesNotStick`.)
+    @Test func aFailedRefreshOfARejectedCredentialFailsEveryWaiterAndStaysFailedUntilANewCredential() async throws {
         let gate = Gate()
         let issuer = Kit.Issuer(gate: gate, fails: true, date: Kit.ManualDate())
-        let refresher = Kit.refresher(Kit.credential(expiresIn: -1), issuer: issuer)
-        let callers = (0..<1_000).map { _ in Task { try await refresher.validCredential() } }
+        let refresher = Kit.refresher(Kit.credential(expiresIn: nil), issuer: issuer)
+        let rejected = try #require(await refresher.credential)
+        let callers = (0..<1_000).map { _ in Task { try await refresher.refresh(rejected: rejected) } }
         try await Kit.waitForWaiters(1_000, on: refresher)
         await gate.open()
         var failures = 0
@@ -290,5 +293,52 @@ private typealias Gate = CoalescerTestKit.Gate
         let error = APIError.authenticationFailed(failure)
         #expect(!Kit.printed(error).contains(Kit.secret))
         #expect(error.description.hasPrefix("Authentication failed: "))
+    }
+
+    /// A refresh that threw for a credential that had merely expired (no server refused it) said nothing final: the
+    /// token endpoint may have been down for a moment. The next caller refreshes again, within the refresh limit,
+    /// instead of getting the old failure until someone installs a credential by hand.
+    @Test func aRefreshThatThrowsForAnExpiredCredentialDoesNotStick() async throws {
+        let date = Kit.ManualDate()
+        let endpointIsDown = Locked(true)
+        let calls = Locked(0)
+        let refresher = TokenRefresher(
+            credential: Kit.credential(expiresIn: 60), maxRefreshes: 2, clock: TestClock(), currentDate: date.source
+        ) { old in
+            calls.withLock { $0 += 1 }
+            if endpointIsDown.withLock({ $0 }) { throw Kit.EndpointDown() }
+            return Credential(
+                accessToken: "secret-access-1", refreshToken: "secret-refresh-1", expiresAt: date.now + 3600,
+                identity: old?.identity ?? "alice")
+        }
+        date.advance(by: 120)
+        let error = try await #require(throws: APIError.self) { try await refresher.validCredential() }
+        guard case .refreshThrew(let cause) = Kit.authenticationFailure(error), cause is Kit.EndpointDown else {
+            Issue.record("expected refreshThrew, got \(error)")
+            return
+        }
+        endpointIsDown.withLock { $0 = false }
+        #expect(try await refresher.validCredential().accessToken == "secret-access-1")
+        #expect(calls.withLock { $0 } == 2)
+    }
+
+    /// Still bounded: with the endpoint down, callers refresh at most `maxRefreshes` times per window.
+    @Test func failedRefreshesOfAnExpiredCredentialStayWithinTheLimit() async throws {
+        let date = Kit.ManualDate()
+        let calls = Locked(0)
+        let refresher = TokenRefresher(
+            credential: Kit.credential(expiresIn: 60), maxRefreshes: 2, clock: TestClock(), currentDate: date.source
+        ) { _ in
+            calls.withLock { $0 += 1 }
+            throw Kit.EndpointDown()
+        }
+        date.advance(by: 120)
+        for _ in 0..<10 { await #expect(throws: APIError.self) { try await refresher.validCredential() } }
+        #expect(calls.withLock { $0 } == 2)
+        let error = try await #require(throws: APIError.self) { try await refresher.validCredential() }
+        guard case .tooManyRefreshes = Kit.authenticationFailure(error) else {
+            Issue.record("expected tooManyRefreshes, got \(error)")
+            return
+        }
     }
 }

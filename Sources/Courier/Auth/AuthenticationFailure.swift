@@ -4,10 +4,12 @@
 public enum AuthenticationFailure: Sendable, CustomStringConvertible {
     /// The refresh closure threw. Carries its error.
     ///
-    /// The refresher stays failed for the credential that could not be refreshed: every caller gets
-    /// this failure without a new refresh until ``TokenRefresher/setCredential(_:)`` installs a new one.
-    /// A failed early renewal of a credential that has not expired is not reported this way: the
-    /// credential is kept, and renewed again later.
+    /// When the server rejected the credential (a `401`), or there was none, the refresher stays failed: every
+    /// caller gets this failure without a new refresh until ``TokenRefresher/setCredential(_:)`` installs a new
+    /// one. When the credential had only expired, nothing says the failure is final (the token endpoint may have
+    /// been down for a moment): the waiters get it, and the next caller starts a new refresh, within the
+    /// refresher's limit on refreshes per window. A failed early renewal of a credential that has not expired is
+    /// not reported this way: the credential is kept, and renewed again later.
     case refreshThrew(any Error)
     /// The credential was refreshed `count` times within `window` already, the most allowed, so it is
     /// not refreshed again until the oldest of those refreshes leaves the window. This usually means

@@ -24,8 +24,9 @@ struct RefreshState {
         case idle
         /// One refresh is running; every caller that needs a credential waits for it in `waiters`.
         case refreshing(id: UInt64, tasks: Tasks?)
-        /// The last refresh threw and the credential could not be kept: callers get this failure,
-        /// without a new refresh, until a new credential is installed.
+        /// The last refresh threw for a credential the server rejected (or for none): callers get this failure,
+        /// without a new refresh, until a new credential is installed. A refresh that threw for a credential that
+        /// had only expired does not end here (see ``finish(_:with:now:elapsed:)``).
         case failed(AuthenticationFailure)
     }
 
@@ -199,8 +200,12 @@ struct RefreshState {
     /// when that refresh ended already or was superseded (a credential installed or cleared by hand).
     ///
     /// A failure of an early renewal falls back on the still-valid credential and schedules the next
-    /// renewal after a backoff. Any other failure fails the waiters; a thrown error also sticks, a timeout
-    /// does not (it says nothing about the credential, so the next caller may try again).
+    /// renewal after a backoff. Any other failure fails the waiters. A thrown error also sticks when the server
+    /// rejected the credential or there is none: the refresh cannot replace what the server refused, and refreshing
+    /// again for every caller would hammer the token endpoint. It does not stick for a credential that merely
+    /// expired, nor does a timeout: neither says anything final about the credential (the endpoint may have been
+    /// down for a moment), so the next caller tries again, within the refresh limit. Sticking there left the
+    /// refresher failed for good after one blip, until someone installed a credential by hand.
     mutating func finish(
         _ refreshID: UInt64, with result: Result, now: Date, elapsed: Duration
     ) -> Ending? {
@@ -217,7 +222,7 @@ struct RefreshState {
                 renewalRetry = (failures, elapsed + Self.renewalBackoff(afterFailures: failures, leeway: leeway))
                 return Ending(waiters: released, outcome: .success(credential), tasks: tasks)
             }
-            if case .refreshThrew = failure { phase = .failed(failure) }
+            if case .refreshThrew = failure, isRejected || credential == nil { phase = .failed(failure) }
             return Ending(waiters: released, outcome: .failure(.authenticationFailed(failure)), tasks: tasks)
         }
     }

@@ -45,14 +45,16 @@ import Foundation
 ///     with ``AuthenticationFailure/refreshTimedOut(after:)``. A timeout does not stick: the next caller
 ///     starts a new refresh, within the refresh limit. A refresh closure that ignores cancellation may
 ///     then still be running when the next one starts.
-///   - A refresh that throws for a credential that is missing, expired or rejected (`401`) fails every
-///     waiter with ``AuthenticationFailure/refreshThrew(_:)``, and the refresher stays failed: later
-///     callers get the same failure without a new refresh, until ``setCredential(_:)`` or ``clear()``.
+///   - A refresh that throws fails every waiter with ``AuthenticationFailure/refreshThrew(_:)``. For a
+///     credential the server rejected (`401`), or a missing one, the refresher stays failed: later callers get
+///     the same failure without a new refresh, until ``setCredential(_:)`` or ``clear()``. For a credential that
+///     only expired it does not stick: the next caller starts a new refresh, within the refresh limit, so a
+///     token endpoint that was down for a moment does not leave the refresher failed for good.
 ///   - An early renewal (the credential is within its leeway of expiry but has not expired, and no caller
 ///     reported it rejected) runs in the background: nobody waits for it, every caller gets the current
 ///     credential meanwhile. If it fails or times out it fails no one, and it is tried again after a backoff
 ///     on the clock (1 s, doubling, at most a quarter of the leeway), never later than the expiry. Once the
-///     credential has expired, callers wait for the refresh and a failure is final as above.
+///     credential has expired, callers wait for the refresh and a failure fails them as above.
 ///   - More than `maxRefreshes` refreshes within `window` (on the injected clock) fail with
 ///     ``AuthenticationFailure/tooManyRefreshes(count:window:)`` instead of refreshing again, unless the
 ///     refresh would be an early renewal: then the current credential is used until one leaves the window.

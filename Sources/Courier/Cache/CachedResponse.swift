@@ -148,6 +148,12 @@ public struct CachedResponse: Sendable {
         return isPerRecipient || isHopByHop(name)
     }
 
+    /// Whether `other` holds the same stored response as this entry, received at the same time: the same entry,
+    /// read back from the disk tier. Compares bodies: for the unusual path of a `304` that finds its entry on disk.
+    func isSameStoredResponse(as other: CachedResponse) -> Bool {
+        responseTime == other.responseTime && requestTime == other.requestTime && response == other.response
+    }
+
     /// Whether a `304` never replaces this stored field (§3.2): framing and content coding describe the stored body.
     static func isKeptOnUpdate(_ name: String) -> Bool {
         let describesTheBody =
@@ -180,7 +186,7 @@ public struct CachedResponse: Sendable {
         response: TransportResponse, request: TransportRequest, requestTime: Date, responseTime: Date,
         defaultFreshness: TimeInterval?
     ) {
-        let headers = Self.storedHeaders(response.headers)
+        let headers = Self.storedHeaders(response.headers, credentials: request.credentials)
         let stored = TransportResponse(statusCode: response.statusCode, headers: headers, body: response.body)
         let fields = StoredFields(headers)
         let directives = CacheControl.parse(fields.cacheControl)
@@ -339,20 +345,23 @@ public struct CachedResponse: Sendable {
         }
     }
 
-    /// `headers` without the fields a cache never stores: hop-by-hop and per-recipient fields, and those the
-    /// `Connection` field names. Most responses carry none of them beyond `Connection` itself, and are copied only
-    /// when there is something to remove.
-    static func storedHeaders(_ headers: HeaderFields) -> HeaderFields {
+    /// `headers` without the fields a cache never stores: hop-by-hop and per-recipient fields, those the
+    /// `Connection` field names, and every field `credentials` names (a token a server hands out in `X-Auth-Token`
+    /// belongs to the caller who received it, as a cookie does, and must not reach the disk). Most responses carry
+    /// none of them beyond `Connection` itself, and are copied only when there is something to remove.
+    static func storedHeaders(_ headers: HeaderFields, credentials: CredentialPolicy = .standard) -> HeaderFields {
+        let secret = credentials.headerNames
+        func isRemoved(_ name: String) -> Bool { isNeverStored(name) || secret.contains(name) }
         // `Connection` is itself never stored, so a response without any such field names nothing to remove either:
         // one lookup per field settles the common case.
-        guard headers.fields.contains(where: { isNeverStored($0.canonicalName) }) else { return headers }
+        guard headers.fields.contains(where: { isRemoved($0.canonicalName) }) else { return headers }
         // `Connection: keep-alive`, which nearly every HTTP/1.1 server sends, names only a field that is never stored
         // anyway: nothing to list then.
         let listed = namesOnlyKeepAlive(headers) ? [] : listValues(headers, "connection")
         // The fields kept are kept as they are: rebuilding them from name and value lower-cased every name again.
         var kept: [HeaderFields.Field] = []
         kept.reserveCapacity(headers.fields.count)
-        for field in headers.fields where !isNeverStored(field.canonicalName) && !listed.contains(field.canonicalName) {
+        for field in headers.fields where !isRemoved(field.canonicalName) && !listed.contains(field.canonicalName) {
             kept.append(field)
         }
         return HeaderFields(fields: kept)

@@ -8,6 +8,10 @@ import Foundation
 /// the store opens the directory, so lookups, removals and evictions read no file they do not need. File I/O
 /// happens in the caller's task outside the index lock; a rename or unlink and the index change that goes with it
 /// happen together under the lock, so the index always describes the file a name holds.
+///
+/// The store lives in a subdirectory it owns and locks (``DiskDirectory``), and deletes only names it made there.
+/// Every write and removal carries a ticket taken when memory changed (``DiskTickets``), so the disk applies the
+/// changes in memory's order even though they reach it later, each in its own task.
 final class DiskStore: Sendable {
     /// The bounds of the disk tier.
     struct Limits: Sendable, Hashable {
@@ -20,6 +24,8 @@ final class DiskStore: Sendable {
         var record: DiskRecord
         var size: Int
         var lastUsed: UInt64
+        /// The ticket of the write that put the file there; `0` for a file found when the store opened.
+        var written: UInt64 = 0
     }
 
     private struct Index {
@@ -28,6 +34,8 @@ final class DiskStore: Sendable {
         var byURL: [String: Set<String>] = [:]
         var totalBytes = 0
         var clock: UInt64 = 0
+        /// The order in which the cache's memory tier changed (see ``reserve(removing:)``).
+        var tickets = DiskTickets()
 
         mutating func add(_ name: String, _ file: File) {
             remove(name)
@@ -52,36 +60,39 @@ final class DiskStore: Sendable {
     let limits: Limits
     /// Where the entries live, and where files are written before they are renamed into place.
     private let entries: String
-    private let temporary: String
+    private let staging: String
     private let index = Locked(Index())
+    private let probe: DiskStoreProbe?
+    /// The open lock file: its exclusive `flock` is this store's claim on the directory until `deinit`.
+    private let lockDescriptor: Int32
 
-    /// Opens (or creates) the tier in `directory`: removes what a crash left half-written, indexes the files, and
-    /// evicts down to `limits` if they shrank since the last run.
-    init(directory: URL, limits: Limits) throws {
+    /// Opens (or creates) the tier in the subdirectory it owns in `directory` (see ``DiskDirectory``): takes the
+    /// directory's lock, removes what a crash left half-written, indexes the files, and evicts down to `limits` if
+    /// they shrank since the last run.
+    ///
+    /// - Throws: ``DiskDirectory/Refusal`` when the directory is in use, not Courier's, or cannot be made.
+    init(directory: URL, limits: Limits, probe: DiskStoreProbe? = nil) throws {
         self.limits = limits
-        entries = directory.appendingPathComponent("entries").path
-        temporary = directory.appendingPathComponent("tmp").path
-        let manager = FileManager.default
-        try manager.createDirectory(atPath: entries, withIntermediateDirectories: true)
-        try manager.createDirectory(atPath: temporary, withIntermediateDirectories: true)
-        for leftover in (try? manager.contentsOfDirectory(atPath: temporary)) ?? [] {
-            DurableFiles.remove(temporary + "/" + leftover)
+        self.probe = probe
+        let opened = try DiskDirectory.take(directory)
+        entries = opened.entries
+        staging = opened.staging
+        lockDescriptor = opened.lockDescriptor
+        for name in DiskDirectory.names(in: staging) where DiskDirectory.isStagingName(name) {
+            DurableFiles.remove(staging + "/" + name)
         }
         var found: [(name: String, file: File, modified: Date)] = []
-        for name in try manager.contentsOfDirectory(atPath: entries) where name.hasSuffix(DiskEntryCodec.fileExtension)
-        {
+        for name in DiskDirectory.names(in: entries) where DiskDirectory.isEntryName(name) {
             let path = entries + "/" + name
-            guard let attributes = try? manager.attributesOfItem(atPath: path),
-                let size = (attributes[.size] as? NSNumber)?.intValue,
-                let prefix = DurableFiles.read(path, upTo: DiskEntryCodec.prefixLength),
+            guard let (size, modified) = DurableFiles.regularFile(path) else { continue }  // Never through a link.
+            guard let prefix = DurableFiles.read(path, upTo: DiskEntryCodec.prefixLength),
                 let length = DiskEntryCodec.recordLength(prefix: prefix),
                 let head = DurableFiles.read(path, upTo: DiskEntryCodec.prefixLength + length),
                 let record = DiskEntryCodec.record(head: head), record.fileName == name
             else {
-                DurableFiles.remove(path)  // Not ours, or torn before its record: never served.
+                DurableFiles.remove(path)  // Torn before its record: never served. Ours by its name and place.
                 continue
             }
-            let modified = attributes[.modificationDate] as? Date ?? .distantPast
             found.append((name, File(record: record, size: size, lastUsed: 0), modified))
         }
         found.sort { ($0.modified, $0.name) < ($1.modified, $1.name) }
@@ -93,6 +104,10 @@ final class DiskStore: Sendable {
             }
         }
         evictIfNeeded()
+    }
+
+    deinit {
+        close(lockDescriptor)  // Releases the lock: the next opener may have the directory.
     }
 
     /// Files and bytes on disk.
@@ -118,8 +133,14 @@ final class DiskStore: Sendable {
 
     /// Every stored variant for `url` in `partition` that `headers` select, read and verified; a file that fails
     /// its checksum is removed. Marks what it returns as recently used.
-    func load(url: String, partition: () -> String, matching headers: HeaderFields) -> [CachedResponse] {
-        guard index.withLock({ $0.byURL[url] != nil }) else { return [] }
+    ///
+    /// - Returns: `nil` when no file is stored for `url` (the common miss: one look at the index). Otherwise the
+    ///   entries and a ticket taken before the first read, for the caller to finish with
+    ///   ``finish(_:isOvertakenFor:)`` once it knows whether a removal overtook the read.
+    func load(url: String, partition: () -> String, matching headers: HeaderFields)
+        -> (entries: [CachedResponse], ticket: UInt64)?
+    {
+        guard let ticket = index.withLock({ $0.byURL[url] == nil ? nil : $0.tickets.reserve() }) else { return nil }
         let digest = partition()
         let names = index.withLock { index in
             (index.byURL[url] ?? []).filter { index.files[$0]?.record.partition == digest }
@@ -141,7 +162,7 @@ final class DiskStore: Sendable {
             }
             loaded.append(entry)
         }
-        return loaded
+        return (loaded, ticket)
     }
 
     /// Every entry on disk with its URL, read and verified (O(n) reads: for removal by predicate).
@@ -154,38 +175,87 @@ final class DiskStore: Sendable {
         }
     }
 
+    // MARK: Ordering
+
+    /// A ticket for a write or a promotion, taken under the cache's lock in the same critical section that changes
+    /// memory, so tickets are in the order memory changed. The store keeps it open until ``finish(_:)``, or the
+    /// write or removal given it finishes it.
+    func reserve() -> UInt64 {
+        index.withLock { $0.tickets.reserve() }
+    }
+
+    /// A ticket for removing what `urls` stored (every URL when `urls` is `nil`), taken under the cache's lock as
+    /// the removal leaves memory: from then on a write or a promotion for those URLs with an older ticket is
+    /// overtaken, whatever the order the disk sees them in.
+    func reserve(removing urls: [String]?) -> UInt64 {
+        index.withLock { $0.tickets.reserve(removing: urls) }
+    }
+
+    /// Closes a ticket that no write or removal was given.
+    func finish(_ ticket: UInt64) {
+        index.withLock { $0.tickets.finish(ticket) }
+    }
+
+    /// Closes a promotion's ticket, and says whether a removal of `url` overtook it (see ``DiskTickets``).
+    func finish(_ ticket: UInt64, isOvertakenFor url: String) -> Bool {
+        index.withLock { index in
+            defer { index.tickets.finish(ticket) }
+            return index.tickets.isOvertaken(ticket, url: url)
+        }
+    }
+
     // MARK: Writing
 
     /// Writes `entry` durably, replacing the file of the same variant and removing the other variants `headers`
     /// select (their `Vary` may differ from the new one's), then evicts down to the limits.
     ///
+    /// The write commits only if nothing overtook it since `ticket` was reserved: a removal of its URL (an
+    /// invalidation), or a newer write of the same variant. Otherwise it is dropped, and an older file of its variant
+    /// goes too, since memory now holds something newer than that file.
+    ///
     /// - Returns: Whether the entry is on disk.
     @discardableResult
-    func write(_ entry: CachedResponse, record: DiskRecord, replacing headers: HeaderFields) -> Bool {
+    func write(_ entry: CachedResponse, record: DiskRecord, replacing headers: HeaderFields, ticket: UInt64) -> Bool {
         let name = record.fileName
         let data = DiskEntryCodec.encode(entry, record: record)
         guard data.count <= limits.maxEntryBytes, data.count <= limits.maxBytes, limits.maxEntries > 0 else {
-            removeVariants(url: record.url, partition: record.partition, matching: headers)
+            removeVariants(url: record.url, partition: record.partition, matching: headers, ticket: ticket)
             return false
         }
-        let staging = temporary + "/" + UUID().uuidString
-        guard DurableFiles.writeNew(data, to: staging) else {
-            DurableFiles.remove(staging)
+        let path = staging + "/" + DiskDirectory.stagingName()
+        guard DurableFiles.writeNew(data, to: path) else {
+            DurableFiles.remove(path)
+            finish(ticket)
             return false
         }
-        index.withLock { index in
+        probe?.reachedCommit(url: record.url)
+        let committed = index.withLock { index -> Bool in
+            defer { index.tickets.finish(ticket) }
+            let existing = index.files[name]
+            if index.tickets.isOvertaken(ticket, url: record.url) || existing.map({ $0.written > ticket }) == true {
+                if let existing, existing.written < ticket {
+                    DurableFiles.remove(entries + "/" + name)
+                    index.remove(name)
+                }
+                return false
+            }
             let others = (index.byURL[record.url] ?? []).filter { other in
                 guard other != name, let file = index.files[other] else { return false }
                 return file.record.partition == record.partition && file.record.matches(headers)
+                    && file.written < ticket
             }
-            guard DurableFiles.replace(entries + "/" + name, with: staging) else { return }
-            index.add(name, File(record: record, size: data.count, lastUsed: index.tick()))
+            guard DurableFiles.replace(entries + "/" + name, with: path) else { return false }
+            index.add(name, File(record: record, size: data.count, lastUsed: index.tick(), written: ticket))
             for other in others {
                 DurableFiles.remove(entries + "/" + other)
                 index.remove(other)
             }
+            return true
         }
-        DurableFiles.remove(staging)  // Still there only if the rename failed.
+        guard committed else {
+            DurableFiles.remove(path)  // Dropped, or the rename failed: the staged file is all that is left.
+            return false
+        }
         DurableFiles.syncDirectory(entries)
         evictIfNeeded()
         return true
@@ -193,11 +263,14 @@ final class DiskStore: Sendable {
 
     // MARK: Removing
 
-    /// Removes the variants for `url` in `partition` that `headers` select.
-    func removeVariants(url: String, partition: String, matching headers: HeaderFields) {
+    /// Removes the variants for `url` in `partition` that `headers` select and that were written before `ticket`
+    /// (one written after it is newer than the removal); finishes the ticket.
+    func removeVariants(url: String, partition: String, matching headers: HeaderFields, ticket: UInt64) {
         index.withLock { index in
+            defer { index.tickets.finish(ticket) }
             for name in index.byURL[url] ?? [] {
-                guard let file = index.files[name], file.record.partition == partition, file.record.matches(headers)
+                guard let file = index.files[name], file.record.partition == partition, file.record.matches(headers),
+                    file.written < ticket
                 else { continue }
                 DurableFiles.remove(entries + "/" + name)
                 index.remove(name)
@@ -205,13 +278,14 @@ final class DiskStore: Sendable {
         }
     }
 
-    /// Removes every file for each of `urls`; returns how many.
+    /// Removes every file for each of `urls` written before `ticket`; finishes the ticket and returns how many.
     @discardableResult
-    func remove(urls: [String]) -> Int {
+    func remove(urls: [String], ticket: UInt64) -> Int {
         index.withLock { index in
+            defer { index.tickets.finish(ticket) }
             var removed = 0
             for url in urls {
-                for name in index.byURL[url] ?? [] {
+                for name in index.byURL[url] ?? [] where (index.files[name]?.written ?? 0) < ticket {
                     DurableFiles.remove(entries + "/" + name)
                     index.remove(name)
                     removed += 1
@@ -231,11 +305,14 @@ final class DiskStore: Sendable {
         }
     }
 
-    /// Removes every file.
-    func removeAll() {
+    /// Removes every file written before `ticket`; finishes the ticket.
+    func removeAll(ticket: UInt64) {
         index.withLock { index in
-            for name in index.files.keys { DurableFiles.remove(entries + "/" + name) }
-            index = Index()
+            defer { index.tickets.finish(ticket) }
+            for (name, file) in index.files where file.written < ticket {
+                DurableFiles.remove(entries + "/" + name)
+                index.remove(name)
+            }
         }
     }
 

@@ -66,14 +66,12 @@ extension ResponseCache {
         let doomed = snapshot.filter { url, candidate in
             URL(string: url).map { shouldRemove($0, candidate.entry) } ?? false
         }
-        var fromDisk: [String] = []
-        if let disk {
-            fromDisk = disk.allEntries().filter { file in
+        let fromDisk =
+            disk?.allEntries().filter { file in
                 URL(string: file.url).map { shouldRemove($0, file.entry) } ?? false
-            }.map(\.name)
-            disk.remove(names: fromDisk)
-        }
-        return state.withLock { state in
+            } ?? []
+        // Memory first, with the ticket that makes a write of these URLs still on its way to the disk stale.
+        let (removed, ticket) = state.withLock { state in
             var removed = 0
             for (_, candidate) in doomed where state.storage.holds(candidate) {
                 state.storage.remove(candidate)
@@ -81,13 +79,21 @@ extension ResponseCache {
             }
             removed = max(removed, fromDisk.count)
             state.counters.invalidations += removed
-            return removed
+            return (removed, disk?.reserve(removing: doomed.map(\.url) + fromDisk.map(\.url)))
         }
+        if let disk, let ticket {
+            disk.remove(names: fromDisk.map(\.name))
+            disk.finish(ticket)
+        }
+        return removed
     }
 
     /// Removes every stored response, in memory and on disk. Statistics are kept.
     public func removeAll() {
-        state.withLock { $0.storage.removeAll() }
-        disk?.removeAll()
+        let ticket = state.withLock { state in
+            state.storage.removeAll()
+            return disk?.reserve(removing: nil)
+        }
+        if let disk, let ticket { disk.removeAll(ticket: ticket) }
     }
 }

@@ -41,6 +41,13 @@ extension ResponseCache {
     ) -> (storedBytes: Int?, evicted: Int) {
         let status = response.statusCode
         guard request.method == .get, Freshness.isStorableFinalStatus(status) else { return (nil, 0) }
+        // A transport reports the URL a response came from; only one that a redirect changed (not one spelled
+        // differently: the key is compared, and only when the URLs differ at all) is stored elsewhere.
+        if let final = response.url, final != request.url, RequestKey.normalize(final) != request.urlKey {
+            return storeRedirected(
+                response, from: final, for: request, partition: partition, requestTime: requestTime,
+                responseTime: responseTime(), defaultFreshness: defaultFreshness)
+        }
         let url = request.urlText
         let partition = CachePartition(identity: partition, request: request)
         let headers = response.headers  // one retain, where each use of `response.headers` took its own
@@ -80,6 +87,26 @@ extension ResponseCache {
         }
         let insertion = put(isStorable ? entry : nil, url: url, partition, request)
         return (insertion.stored ? entry.byteCount : nil, insertion.evicted)
+    }
+
+    /// A response the transport reached through redirects: stored under the URL it came from, with the request's
+    /// header fields (they select its `Vary` variant) and partition, never under the URL asked for. That URL
+    /// answered with a redirect, which the transport followed: it may point elsewhere tomorrow, and the final hop's
+    /// freshness (a file fresh for a year) says nothing of it. Whatever it stored before is no longer its answer and
+    /// goes. (RFC 9111 would let a `301` or `308` be stored itself; the transport never hands one over.)
+    @inline(never)
+    private nonisolated func storeRedirected(
+        _ response: TransportResponse, from final: URL, for request: TransportRequest, partition: String?,
+        requestTime: Date, responseTime: Date, defaultFreshness: Duration?
+    ) -> (storedBytes: Int?, evicted: Int) {
+        put(nil, url: request.urlText, CachePartition(identity: partition, request: request), request)
+        var atFinal = request
+        atFinal.url = final
+        var stored = response
+        stored.url = nil  // Now the request's own URL.
+        return storeCountingEvictions(
+            stored, for: atFinal, partition: partition, requestTime: requestTime, responseTime: responseTime,
+            defaultFreshness: defaultFreshness)
     }
 
     /// Stores the response to a `POST` as the response to a later `GET` of the same URL when RFC 9111 §4 allows it:
@@ -134,29 +161,37 @@ extension ResponseCache {
         let url = request.urlText
         let key = CachePartition(identity: partition, request: request)
         let candidates = state.withLock { $0.storage.candidates(url: url, partition: key) }
-        let current = candidates.first { $0.entry.matches(request.headers) }
+        var current = candidates.first { $0.entry.matches(request.headers) }
+        var generation = entry.generation
+        if current == nil, let found = promoted(url: url, partition: key, request, seen: candidates.map(\.id)),
+            found.generation != 0, found.isSameStoredResponse(as: entry)
+        {
+            // It left memory while the request was out, but the disk still holds it: back in memory, it is merged.
+            generation = found.generation
+            current = state.withLock { $0.storage.candidates(url: url, partition: key) }.first { $0.id == generation }
+        }
         if let tag = notModified.headers["ETag"], let stored = entry.etag, !Self.weakMatch(tag, stored) {
-            if let current, current.id == entry.generation { removeIfCurrent(current, url: url, key, request) }
+            if let current, current.id == generation { removeIfCurrent(current, url: url, key, request) }
             return nil
         }
         guard let current else { return nil }  // Removed or evicted: the body it validated is gone.
         let updated = entry.updated(
             with: notModified, request: request, requestTime: requestTime, responseTime: responseTime)
-        guard current.id == entry.generation else { return updated }  // Superseded: serve, but keep the newer.
+        guard current.id == generation else { return updated }  // Superseded: serve, but keep the newer.
         let isStorable = Freshness.isStorable(updated, requestDirectives: Freshness.requestDirectives(request.headers))
-        let merged = state.withLock { state -> Bool in
-            guard state.storage.holds(current) else { return false }
+        let (merged, ticket) = state.withLock { state -> (Bool, UInt64?) in
+            guard state.storage.holds(current) else { return (false, nil) }
             state.counters.revalidations += 1
             guard isStorable else {
                 state.storage.removeVariants(url: url, partition: key, matching: request.headers)
-                return true
+                return (true, disk?.reserve(removing: [url.text]))
             }
             let insertion = state.storage.insert(updated, url: url, partition: key, replacing: request.headers)
             state.counters.evictions += insertion.evicted
             if insertion.stored { state.counters.stores += 1 }
-            return true
+            return (true, disk.map { insertion.stored ? $0.reserve() : $0.reserve(removing: [url.text]) })
         }
-        if merged { persist(isStorable ? updated : nil, url: url, key, request) }
+        if merged { persist(isStorable ? updated : nil, url: url, key, request, ticket: ticket) }
         return merged ? updated : nil
     }
 }

@@ -190,42 +190,50 @@ public actor ResponseCache {
     nonisolated func removeIfCurrent(
         _ candidate: CacheStorage.Candidate, url: URLText, _ partition: CachePartition, _ request: TransportRequest
     ) {
-        let removed = state.withLock { state in
-            guard state.storage.holds(candidate) else { return false }
+        let removed = state.withLock { state -> (Bool, UInt64?) in
+            guard state.storage.holds(candidate) else { return (false, nil) }
             state.storage.remove(candidate)
-            return true
+            return (true, disk?.reserve(removing: [url.text]))
         }
-        if removed { persist(nil, url: url, partition, request) }
+        if removed.0 { persist(nil, url: url, partition, request, ticket: removed.1) }
     }
 
+    /// Stores `entry` (or removes the variant `request` selects, for `nil`) in memory, then writes the change
+    /// through to the disk tier with a ticket taken in the same critical section, so that the disk applies the
+    /// change only if nothing that changed memory later overtook it (see ``DiskTickets``).
     @discardableResult
     nonisolated func put(
         _ entry: CachedResponse?, url: URLText, _ partition: CachePartition, _ request: TransportRequest
     ) -> CacheStorage.Insertion {
-        let insertion = state.withLock { state in
+        let (insertion, ticket) = state.withLock { state -> (CacheStorage.Insertion, UInt64?) in
             guard let entry else {
                 let removed = state.storage.removeVariants(url: url, partition: partition, matching: request.headers)
-                return CacheStorage.Insertion(stored: false, replaced: removed, evicted: 0)
+                return (
+                    CacheStorage.Insertion(stored: false, replaced: removed, evicted: 0),
+                    disk?.reserve(removing: [url.text])
+                )
             }
             let insertion = state.storage.insert(entry, url: url, partition: partition, replacing: request.headers)
             state.counters.evictions += insertion.evicted
             if insertion.stored { state.counters.stores += 1 }
-            return insertion
+            return (insertion, disk.map { insertion.stored ? $0.reserve() : $0.reserve(removing: [url.text]) })
         }
-        persist(insertion.stored ? entry : nil, url: url, partition, request)
+        persist(insertion.stored ? entry : nil, url: url, partition, request, ticket: ticket)
         return insertion
     }
 
     /// Removes every entry for `urls` from both tiers; returns how many, counted in the tier that held more (the
-    /// disk tier holds what memory evicted, memory what may not be written).
+    /// disk tier holds what memory evicted, memory what may not be written). Memory goes first, and takes the
+    /// ticket that makes any write of these URLs still on its way to the disk stale.
     @discardableResult
     nonisolated func removeAll(urls: [String]) -> Int {
-        let fromDisk = disk?.remove(urls: urls) ?? 0
-        return state.withLock { state in
-            let removed = max(fromDisk, urls.reduce(0) { $0 + state.storage.removeAll(url: URLText($1)) })
-            state.counters.invalidations += removed
-            return removed
+        let (fromMemory, ticket) = state.withLock { state in
+            (urls.reduce(0) { $0 + state.storage.removeAll(url: URLText($1)) }, disk?.reserve(removing: urls))
         }
+        let fromDisk = ticket.flatMap { disk?.remove(urls: urls, ticket: $0) } ?? 0
+        let removed = max(fromDisk, fromMemory)
+        state.withLock { $0.counters.invalidations += removed }
+        return removed
     }
 
     // MARK: Tests

@@ -23,22 +23,26 @@ extension APIClient {
         private let replacement: Credential?
         /// Whether the call already refreshed once; a second `401` is then final.
         private let hasRefreshed: Bool
+        /// Whether the credential may go over cleartext `http` to a host that is not loopback
+        /// (``Configuration/allowsCredentialsOverCleartext``).
+        private let allowsCleartext: Bool
 
-        convenience init(refresher: TokenRefresher, credential: Credential) {
+        convenience init(refresher: TokenRefresher, credential: Credential, allowsCleartext: Bool) {
             self.init(
                 refresher: refresher, identity: credential.identity, used: nil, replacement: credential,
-                hasRefreshed: false)
+                hasRefreshed: false, allowsCleartext: allowsCleartext)
         }
 
         private init(
             refresher: TokenRefresher, identity: String, used: Credential?, replacement: Credential?,
-            hasRefreshed: Bool
+            hasRefreshed: Bool, allowsCleartext: Bool
         ) {
             self.refresher = refresher
             self.identity = identity
             self.used = used
             self.replacement = replacement
             self.hasRefreshed = hasRefreshed
+            self.allowsCleartext = allowsCleartext
         }
 
         /// Applies the credential for the next attempt to `request`, after the adapters ran.
@@ -54,12 +58,18 @@ extension APIClient {
                 credential = try await refresher.validCredential()
             }
             guard credential.identity == identity else { throw APIError.authenticationFailed(.identityChanged) }
+            // The last word before the token goes out: the URL is the one this attempt sends to, whatever adapters did
+            // to it (the request was checked when it was built, but a reused plain `GET` or an adapter can change what
+            // that check saw).
+            if !allowsCleartext, Cleartext.isExposed(request.url) {
+                throw APIError.invalidRequest(.credentialsOverCleartext(host: request.url.host ?? ""))
+            }
             apply(&request, credential)
             // Validation errors name the header, never its value, so a malformed token is not printed.
             try request.headers.validate()
             return Authorization(
                 refresher: refresher, identity: identity, used: credential, replacement: nil,
-                hasRefreshed: hasRefreshed)
+                hasRefreshed: hasRefreshed, allowsCleartext: allowsCleartext)
         }
 
         /// Handles a `401`: obtains the credential for the one resend a call gets, or, when the call has
@@ -70,7 +80,8 @@ extension APIClient {
             guard !hasRefreshed, let used else { throw APIError.unauthorized(response) }
             let refreshed = try await refresher.refresh(rejected: used)
             return Authorization(
-                refresher: refresher, identity: identity, used: used, replacement: refreshed, hasRefreshed: true)
+                refresher: refresher, identity: identity, used: used, replacement: refreshed, hasRefreshed: true,
+                allowsCleartext: allowsCleartext)
         }
     }
 
@@ -91,6 +102,17 @@ extension APIClient {
         else { return nil }
         let limit = TokenRefresher.WaitLimit(scheduler: deadlines, timeout: limits.nextWait(now: deadlines.elapsed))
         let credential = try await refresher.validCredential(within: limit)
-        return Authorization(refresher: refresher, credential: credential)
+        return Authorization(
+            refresher: refresher, credential: credential, allowsCleartext: configuration.allowsCredentialsOverCleartext)
+    }
+
+    /// Whether the authenticator will authorize `request`, sent to a target whose trust is `isTrusted`: what
+    /// ``authorization(for:within:)`` decides, without asking the refresher for a credential. Read only when the
+    /// target is cleartext, to refuse the call before a token is fetched for it.
+    func willAuthorize(_ request: RequestFields, isTrusted: Bool) -> Bool {
+        guard request.requiresAuthentication, let refresher = configuration.authenticator,
+            isTrusted || request.sendsCredentialsToAnyOrigin
+        else { return false }
+        return !refresher.isRefreshingInCurrentTask
     }
 }

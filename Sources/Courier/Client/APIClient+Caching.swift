@@ -61,6 +61,53 @@ extension APIClient {
         }
     }
 
+    /// The partition a call's response is looked up and stored under: the credential identity, and the header fields
+    /// the request carries that could change the response but that the cache does not match by itself, so that
+    /// `X-Tenant: acme` and `X-Tenant: globex` never share a stored response even when the server forgets
+    /// `Vary: X-Tenant`. Left out: credentials (the cache partitions by them already), the fields the cache matches
+    /// or obeys itself (`Accept*` and the other keyed representation fields through `Vary`, `Range`, the conditionals,
+    /// `Cache-Control`, `Pragma`), and the ignored names (``APIClient/Configuration/coalescingIgnoredHeaders``).
+    /// A request without header fields, the common case, is stored under the identity alone.
+    func cachePartition(_ adapted: Adapted, identity: String?) -> String? {
+        guard !adapted.request.headers.isEmpty else { return identity }
+        return headerPartition(adapted, identity: identity)
+    }
+
+    @inline(never)  // the uncommon case stays off the call's path
+    private func headerPartition(_ adapted: Adapted, identity: String?) -> String? {
+        let ignored = adapted.ignoredHeaders ?? configuration.coalescingIgnoredHeaders
+        let policy = adapted.request.credentials
+        var lines: [(name: String, value: String)] = []
+        for field in adapted.request.headers.fields {
+            let name = field.canonicalName
+            guard !policy.headerNames.contains(name), !ignored.contains(name), !Self.matchedByTheCache.contains(name)
+            else { continue }
+            lines.append((name, Self.normalizedListValue(field.value)))
+        }
+        guard !lines.isEmpty else { return identity }
+        // By name, the values of one name in their order: the order between names never changes a request.
+        let sorted = lines.enumerated().sorted {
+            $0.element.name != $1.element.name ? $0.element.name < $1.element.name : $0.offset < $1.offset
+        }
+        // A separator no validated field contains, so that no identity and fields can spell another's.
+        var partition = (identity.map { "1" + $0 } ?? "0")
+        for line in sorted { partition += "\u{0}" + line.element.name + ": " + line.element.value }
+        return partition
+    }
+
+    /// A field value with the whitespace around its list members dropped (`" 1, 2 "` is `"1,2"`), as `Vary` matching
+    /// normalizes it (RFC 9111 §4.1): two requests a stored response's `Vary` would treat alike share its partition.
+    private static func normalizedListValue(_ value: String) -> String {
+        value.split(separator: ",", omittingEmptySubsequences: false)
+            .map { $0.trimmingCharacters(in: .whitespaces) }
+            .joined(separator: ",")
+    }
+
+    /// The request fields the cache matches (`Vary`) or obeys itself, so they never partition it.
+    private static let matchedByTheCache: Set<String> = Set(RequestKey.standardVaryingHeaders).union([
+        "cache-control", "pragma",
+    ])
+
     /// A fresh hit's body as the caller's type: the value kept beside the stored entry, or decoded now and kept there
     /// for the next hit (so a hit decodes once per stored response, not once per call). `nil` when the caller does not
     /// share decoding (`APIRequest<Data>`, a type that is not `Sendable`) or the status is not acceptable; a value kept
@@ -78,11 +125,11 @@ extension APIClient {
     /// Step 5 when it is a plain store: stores the response and returns `true`; `false` when the answer is a `304` to
     /// merge or invalidates, which ``record(_:_:call:)`` does.
     @inline(never)
-    func storeIfThatIsAll(_ exchange: Exchange, _ outgoing: borrowing Outgoing, id: CallID) -> Bool {
+    func storeIfThatIsAll(_ exchange: Exchange, _ outgoing: borrowing Outgoing, call: Call) -> Bool {
         guard let cache = configuration.cache else { return false }
         switch outgoing.record {
         case .store(let lookup, let partition, let entry) where entry == nil || exchange.response.statusCode != 304:
-            store(exchange.response, for: lookup, partition: partition, outgoing, id: id, in: cache)
+            store(exchange.response, for: lookup, partition: partition, outgoing, call: call, in: cache)
             return true
         default:
             return false
@@ -107,10 +154,10 @@ extension APIClient {
             return try await merge(
                 exchange, into: entry, lookup: lookup, partition: partition, outgoing, call: call, cache: cache)
         case .store(let lookup, let partition, _):
-            store(exchange.response, for: lookup, partition: partition, outgoing, id: call.id, in: cache)
+            store(exchange.response, for: lookup, partition: partition, outgoing, call: call, in: cache)
             return exchange
         case .invalidate(let request, let partition):
-            await invalidate(after: exchange.response, to: request, partition: partition, outgoing, id: call.id, cache)
+            await invalidate(after: exchange.response, to: request, partition: partition, outgoing, call: call, cache)
             return exchange
         }
     }
@@ -119,13 +166,13 @@ extension APIClient {
     @inline(never)
     private func store(
         _ response: TransportResponse, for lookup: TransportRequest, partition: String?, _ outgoing: Outgoing,
-        id: CallID, in cache: ResponseCache
+        call: Call, in cache: ResponseCache
     ) {
         let outcome = cache.storeCountingEvictions(
             response, for: lookup, partition: partition, requestTime: outgoing.requestTime,
             responseTime: configuration.currentDate(), defaultFreshness: outgoing.defaultFreshness)
-        if let bytes = outcome.storedBytes { instrumentation.emit(id, .stored(bytes: bytes)) }
-        if outcome.evicted > 0 { instrumentation.emit(id, .evicted(count: outcome.evicted)) }
+        if let bytes = outcome.storedBytes { call.emit(.stored(bytes: bytes)) }
+        if outcome.evicted > 0 { call.emit(.evicted(count: outcome.evicted)) }
     }
 
     /// A `304` to the cache's own validation: merged into the stored response, whose body is served. One that
@@ -153,7 +200,7 @@ extension APIClient {
             return answer
         }
         instrumentation.count(.revalidation)
-        instrumentation.emit(call.id, .revalidated)
+        call.emit(.revalidated)
         var merged = exchange
         merged.response = updated.served(at: responseTime)
         merged.source = .revalidated
@@ -165,15 +212,15 @@ extension APIClient {
     @inline(never)
     private nonisolated(nonsending) func invalidate(
         after response: TransportResponse, to request: TransportRequest, partition: String??, _ outgoing: Outgoing,
-        id: CallID, _ cache: ResponseCache
+        call: Call, _ cache: ResponseCache
     ) async {
         let removed = await cache.invalidate(for: request, response: response)
-        if removed > 0 { instrumentation.emit(id, .invalidated(count: removed)) }
+        if removed > 0 { call.emit(.invalidated(count: removed)) }
         guard case .some(let partition) = partition else { return }
         let stored = await cache.storeContentLocation(
             response, for: request, partition: partition, requestTime: outgoing.requestTime,
             responseTime: configuration.currentDate())
-        if let bytes = stored { instrumentation.emit(id, .stored(bytes: bytes)) }
+        if let bytes = stored { call.emit(.stored(bytes: bytes)) }
     }
 
     /// The stored response, when `stale-if-error` (RFC 5861 §4) allows serving it after a failed revalidation, or

@@ -61,12 +61,45 @@ extension APIClient {
         /// ``APIRequest/sendsCredentialsToAnyOrigin``; credentials the request carries itself (its own headers,
         /// query or user information) are sent as given.
         public var trustedOrigins: [URL]
+        /// Whether credentials may be sent over cleartext `http://` to a host that is not loopback. `false` by
+        /// default.
+        ///
+        /// A credential is the authenticator's token, a header or query parameter that ``credentials`` names, or a
+        /// URL's user information. Over plain `http` anyone on the path can read it and use it, so by default a
+        /// request that would carry one to a non-loopback `http://` URL fails with ``APIError/invalidRequest(_:)``
+        /// (``InvalidRequestReason/credentialsOverCleartext(host:)``) and nothing is sent. Loopback (`127.0.0.0/8`,
+        /// `::1`, `localhost`) never leaves the machine and is always allowed. Set `true` only where the network
+        /// itself is trusted, such as a sidecar or a service mesh that adds TLS:
+        ///
+        /// ```swift
+        /// var configuration = APIClient.Configuration()
+        /// configuration.allowsCredentialsOverCleartext = true  // the mesh's sidecar encrypts the hop
+        /// ```
+        ///
+        /// Requests without credentials go to `http://` URLs either way.
+        public var allowsCredentialsOverCleartext = false
         /// Whether identical in-flight requests share one upstream call. On by default; a request can
         /// still opt out with ``CoalescingPolicy/never``.
         public var isCoalescingEnabled: Bool
-        /// Header names, besides `Accept`, `Accept-Encoding`, `Accept-Language` and `Range`, whose
-        /// values make two requests different for coalescing (for example `X-Tenant`).
+        /// Header names whose values make two requests different for coalescing even when
+        /// ``coalescingIgnoredHeaders`` names them. Empty by default: every header a request carries already takes
+        /// part in the ``RequestKey``, except the ignored ones.
         public var coalescingHeaders: [String]
+        /// Header names whose values never change the response, so requests that differ only in them still share a
+        /// flight. ``RequestKey/perCallHeaders`` by default: trace context (`traceparent`, `tracestate`, B3) and
+        /// request ids (`X-Request-ID`).
+        ///
+        /// Every other header a request carries, whoever set it (the request, ``headers``, an adapter that
+        /// declares it in ``RequestAdapter/variesOn``), splits flights: `X-Tenant: acme` never shares with
+        /// `X-Tenant: globex`. Add a name here only when the server's answer cannot depend on it; a credential
+        /// field (see ``credentials``) is never ignored.
+        ///
+        /// ```swift
+        /// configuration.coalescingIgnoredHeaders.insert("X-Client-Version")
+        /// ```
+        public var coalescingIgnoredHeaders: Set<String> {
+            didSet { coalescingIgnoredHeaders = Set(coalescingIgnoredHeaders.map { $0.lowercased() }) }
+        }
         /// Headers sent with every request unless the request sets the same name. Credential fields among them
         /// (see ``credentials``) go only to the base URL's origin and ``trustedOrigins``.
         public var headers: HeaderFields
@@ -141,6 +174,7 @@ extension APIClient {
             }
             self.isCoalescingEnabled = isCoalescingEnabled
             self.coalescingHeaders = []
+            self.coalescingIgnoredHeaders = RequestKey.perCallHeaders
             self.headers = headers
             self.timeout = timeout
             self.callTimeout = nil

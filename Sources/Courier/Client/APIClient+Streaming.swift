@@ -42,7 +42,11 @@ extension APIClient {
     func performStreamed(_ request: RequestFields, body: StreamedBody?, contentType: String? = nil, id: CallID)
         async throws -> StreamedExchange
     {
-        // 1. Build the request: bad input fails here, and nothing is sent.
+        // 1. Build the request: bad input fails here, and nothing is sent. The upload's `Content-Type` is set after
+        //    the headers were validated, so it is checked here by the same rule.
+        if let contentType, !FieldValue.isValid(contentType) {
+            throw APIError.invalidRequest(.invalidHeaderValue(name: "Content-Type"))
+        }
         var prepared = try prepare(request)
         if let body {
             prepared.request.body = nil
@@ -67,7 +71,7 @@ extension APIClient {
         let exchange: StreamedExchange
         switch try plan(
             adapted, policy: request.cachePolicy, defaultFreshness: request.defaultFreshness,
-            partition: authorization?.identity, id: id)
+            partition: cachePartition(adapted, identity: authorization?.identity), id: id)
         {
         case .serve(let response, _):
             exchange = StreamedExchange(

@@ -238,7 +238,7 @@ public final class APIClient: Sendable {
         }
         switch try plan(
             adapted, policy: request.cachePolicy, defaultFreshness: request.defaultFreshness,
-            partition: authorization?.identity, id: id, decoding: shared)
+            partition: cachePartition(adapted, identity: authorization?.identity), id: id, decoding: shared)
         {
         case .serve(let response, let decoded):
             return .answered(
@@ -274,7 +274,11 @@ public final class APIClient: Sendable {
     /// decodes it once (``runFlight(_:)``).
     private nonisolated(nonsending) func sendShared(_ call: Call) async throws -> Exchange {
         guard let key = sharingKey(for: call) else { return try await runFlight(call) }
-        let coalesced = try await coalescer.run(key, bound: waitBound(for: call), operation: call)
+        let coalesced = try await coalescer.run(
+            key, bound: waitBound(for: call), tag: call.id.rawValue, operation: call)
+        // A joiner whose own request differs from the leader's in a field the response varies on (one the key
+        // ignores) is not served from the flight: it sends alone.
+        if coalesced.joined, !coalesced.value.serves(call.outgoing.request) { return try await runFlight(call) }
         return joined(coalesced, call: call)
     }
 
@@ -288,7 +292,8 @@ public final class APIClient: Sendable {
             call.partition == nil && call.outgoing.request.sharesStorage(with: call.adapted.request)
             ? call.adapted.sharingKey : nil
         return coalescingKey(
-            for: call.outgoing.request, policy: call.coalescing, partition: call.partition, known: known)
+            for: call.outgoing.request, policy: call.coalescing, partition: call.partition, known: known,
+            ignoring: call.adapted.ignoredHeaders)
     }
 
     /// How long the call waits for a flight it leads, or joins: what is left of the call, and its next wait.
@@ -320,7 +325,7 @@ public final class APIClient: Sendable {
         var exchange = try await sendWithRetries(call, first: call.outgoing.request)
         // Storing, the common case, waits for nothing and runs as a plain function; a merge or an invalidation may
         // send again or wait for the disk tier.
-        if call.outgoing.changesTheCache, !storeIfThatIsAll(exchange, call.outgoing, id: call.id) {
+        if call.outgoing.changesTheCache, !storeIfThatIsAll(exchange, call.outgoing, call: call) {
             exchange = try await record(exchange, call.outgoing, call: call)
         }
         decodeOnce(&exchange, for: call)
@@ -342,7 +347,8 @@ public final class APIClient: Sendable {
         let varyNames: [String]
         if case .store(_, _, let entry?) = revalidation.record { varyNames = entry.varyNames } else { varyNames = [] }
         let key = RequestKey(
-            revalidation.request, varyingOn: configuration.coalescingHeaders + varyNames, partition: call.partition)
+            revalidation.request, varyingOn: configuration.coalescingHeaders + varyNames,
+            ignoring: call.adapted.ignoredHeaders ?? configuration.coalescingIgnoredHeaders, partition: call.partition)
         backgroundRefreshes.run(key: key) { [self] in _ = try await sendShared(call) }
     }
 
@@ -357,7 +363,8 @@ public final class APIClient: Sendable {
     /// Builds the request that will be sent: URL, merged headers, encoded body. Throws before anything
     /// is sent when any part is malformed, the method included (a method that is not a token could smuggle a
     /// second request onto the connection). The credential fields of the default headers go only to a trusted
-    /// origin (or with ``APIRequest/sendsCredentialsToAnyOrigin``).
+    /// origin (or with ``APIRequest/sendsCredentialsToAnyOrigin``), and no credential goes over cleartext `http` to
+    /// a host that is not loopback unless the configuration allows it.
     @inline(never)  // its temporaries stay off the async frame of `perform`, which the caller's task holds
     func prepare(_ request: RequestFields) throws(APIError) -> Prepared {
         try request.method.validate()
@@ -368,7 +375,8 @@ public final class APIClient: Sendable {
             return Prepared(request: plain.request, isTrusted: plain.isTrusted, sharingKey: plain.sharingKey)
         }
         let url = target.url
-        let isTrusted = !URLBuilder.isAbsolute(request.path) || scope.trusts(url)
+        let isAbsolute = URLBuilder.isAbsolute(request.path)
+        let isTrusted = !isAbsolute || scope.trusts(url)
         var headers = request.headers
         headers.addMissing(
             from: isTrusted || request.sendsCredentialsToAnyOrigin ? configuration.headers : scope.untrustedHeaders)
@@ -392,19 +400,27 @@ public final class APIClient: Sendable {
             method: request.method, url: url, headers: headers, body: body, credentials: scope.credentials)
         built.redirectPolicy = request.redirectPolicy ?? configuration.redirectPolicy
         built.keepURLText(target.text)
+        // No credential in clear text to another machine (its own, the defaults', the token to come); for a relative
+        // path that is one flag worked out with the client.
+        if isAbsolute ? !scope.allowsCleartext && Cleartext.isExposed(url) : scope.baseIsExposed {
+            try scope.refuseCleartextCredentials(
+                in: built, exposed: true, authorized: willAuthorize(request, isTrusted: isTrusted))
+        }
         // A plain `GET` is kept for reuse from its URL's second call: a URL called once (a new query each time) does
         // not pay for keeping it.
         guard isPlainGET, isKnown else { return Prepared(request: built, isTrusted: isTrusted) }
         let plain = RecentURLs.PlainGET(
             request: built, isTrusted: isTrusted,
-            sharingKey: RequestKey(built, varyingOn: configuration.coalescingHeaders))
+            sharingKey: RequestKey(
+                built, varyingOn: configuration.coalescingHeaders, ignoring: configuration.coalescingIgnoredHeaders))
         recentURLs.keep(plain, for: target)
         return Prepared(request: built, isTrusted: isTrusted, sharingKey: plain.sharingKey)
     }
 
     @inline(never)  // keeps the key's temporaries off the async frame of `sendShared`
     private func coalescingKey(
-        for request: TransportRequest, policy: CoalescingPolicy, partition: String?, known: RequestKey? = nil
+        for request: TransportRequest, policy: CoalescingPolicy, partition: String?, known: RequestKey? = nil,
+        ignoring ignored: Set<String>? = nil
     ) -> RequestKey? {
         switch policy {
         case .never: return nil
@@ -414,7 +430,10 @@ public final class APIClient: Sendable {
                 return nil
             }
         }
-        return known ?? RequestKey(request, varyingOn: configuration.coalescingHeaders, partition: partition)
+        return known
+            ?? RequestKey(
+                request, varyingOn: configuration.coalescingHeaders,
+                ignoring: ignored ?? configuration.coalescingIgnoredHeaders, partition: partition)
     }
 
     // MARK: Attempts
@@ -499,7 +518,7 @@ public final class APIClient: Sendable {
                 return .finish(
                     Exchange(
                         request: sent, response: response, attempts: loop.attempt, leader: call.id,
-                        timings: loop.timings))
+                        timings: loop.timings, asked: call.outgoing.request))
             }
             if isCredentialRejected(response, authorized: loop.authorization != nil) {
                 guard loop.authorization != nil else { return .fail(APIError.unauthorized(response)) }
@@ -514,13 +533,13 @@ public final class APIClient: Sendable {
         case (.retry(let delay), _):
             loop.timings.retryDelays.append(delay)
             instrumentation.count(.retry)
-            instrumentation.emit(
-                call.id, .retryScheduled(attempt: loop.attempt, delay: delay, reason: instrumentation.reason(outcome)))
+            call.emit(.retryScheduled(attempt: loop.attempt, delay: delay, reason: instrumentation.reason(outcome)))
             return .retry(after: delay)
         case (.doNotRetry, .response(let response)):
             return .finish(
                 Exchange(
-                    request: sent, response: response, attempts: loop.attempt, leader: call.id, timings: loop.timings))
+                    request: sent, response: response, attempts: loop.attempt, leader: call.id, timings: loop.timings,
+                    asked: call.outgoing.request))
         case (.doNotRetry, .failure(let error)):
             return .fail(error)
         }
@@ -534,14 +553,26 @@ public final class APIClient: Sendable {
     }
 
     /// Runs the adapters once before the cache lookup, noting whether one that declared nothing changed a
-    /// header the cache and the key cannot see (the call is then private).
+    /// header the cache and the key cannot see (the call is then private), and which headers adapters that declared
+    /// `variesOn: []` changed (the coalescing key ignores them: a signature or a timestamp must not split flights).
     nonisolated(nonsending) func adaptBeforeLookup(_ request: TransportRequest) async throws -> Adapted {
         guard !configuration.adapters.isEmpty else { return Adapted(unadapted: request, request: request) }
         var isPrivate = false
+        var irrelevant: Set<String> = []
         let adapted = try await adapt(request) { adapter, before, after in
-            if !isPrivate, adapter.variesOn == nil, !scope.changesOnlyKeyedHeaders(before, after) { isPrivate = true }
+            switch adapter.variesOn {
+            case nil:
+                if !isPrivate, !scope.changesOnlyKeyedHeaders(before, after) { isPrivate = true }
+            case let declared? where declared.isEmpty && before != after:
+                irrelevant.formUnion(CredentialScope.changedNames(before, after))
+            default:
+                break
+            }
         }
-        return Adapted(unadapted: request, request: adapted, isPrivate: isPrivate)
+        var result = Adapted(unadapted: request, request: adapted, isPrivate: isPrivate)
+        // A credential is never ignored: the key keeps credential fields whatever the ignored names say.
+        if !irrelevant.isEmpty { result.ignoredHeaders = configuration.coalescingIgnoredHeaders.union(irrelevant) }
+        return result
     }
 
     private func adapt(
@@ -564,6 +595,7 @@ public final class APIClient: Sendable {
             try request.headers.validate()
             // An adapter may replace the request wholesale; the client's policy still says what is a credential.
             request.credentials = scope.credentials
+            try scope.refuseCleartextCredentials(in: request)
         }
         return request
     }
@@ -579,21 +611,27 @@ public final class APIClient: Sendable {
         let attempt = loop.attempt
         let request: TransportRequest
         do throws(APIError) {
-            request = try instrumentation.outgoing(sent, attempt: attempt, id: call.id)
+            request = try instrumentation.outgoing(sent, attempt: attempt, id: call.eventID)
         } catch {
             return .failure(error)
         }
-        let start = instrumentation.attemptSent(request, attempt: attempt, id: call.id)
+        let start = instrumentation.attemptSent(request, attempt: attempt, of: call)
         // The log and the deadlines keep one time, so the attempt's deadline counts from the time just read.
         let deadline = TransportDeadline(
             timeout: call.limits.nextWait(now: start), scheduler: deadlines, start: start)
         do {
             let response = try await configuration.transport.send(request, deadline: deadline)
-            instrumentation.received(response, attempt: attempt, since: start, id: call.id)
+            instrumentation.received(response, attempt: attempt, since: start, of: call)
             loop.timings.record(attempt, of: request, response, duration: instrumentation.log.elapsedTime - start)
             return .response(response)
         } catch {
-            loop.timings.record(attempt, of: request, nil, duration: instrumentation.log.elapsedTime - start)
+            let duration = instrumentation.log.elapsedTime - start
+            loop.timings.record(attempt, of: request, nil, duration: duration)
+            // A transport stopped by its own deadline may throw `CancellationError`: that is the timeout, unless the
+            // caller (or the flight) was cancelled.
+            if error is CancellationError, !Task.isCancelled, duration >= deadline.timeout {
+                return .failure(deadline.timeoutError)
+            }
             return .failure(try Self.attemptError(error))
         }
     }

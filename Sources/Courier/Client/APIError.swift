@@ -50,6 +50,10 @@ public enum APIError: Error, Sendable {
     /// A newer request in the same latest-wins slot (``APIRequest/latestWins``) replaced this one, which was
     /// cancelled: during its debounce (nothing was sent), or in flight. Carries the slot's name.
     case superseded(slot: String)
+    /// A ``ByteStream`` that already has a reader was iterated again: a stream is read once, by one iterator, and a
+    /// second one (after the first or beside it) gets this error from its first `next()` instead of racing the first
+    /// for chunks.
+    case streamAlreadyRead
 
     /// The status code of the response, when the error carries one.
     public var statusCode: Int? {
@@ -75,7 +79,7 @@ public enum APIError: Error, Sendable {
         case .authenticationFailed(let failure): failure.underlyingError
         case .fileAccess(let failure): failure.underlyingError
         case .invalidRequest, .timedOut, .unacceptableStatus, .notCached, .unauthorized, .responseTooLarge,
-            .superseded:
+            .superseded, .streamAlreadyRead:
             nil
         }
     }
@@ -98,6 +102,20 @@ public enum InvalidRequestReason: Sendable, Hashable, CustomStringConvertible {
     /// The body can be sent only once (a ``StreamedBody`` over a single sequence) and was already sent, so a
     /// retry or a resend after a 401 cannot send it again.
     case bodyNotReplayable
+    /// The request would carry a credential (the authenticator's token, a credential header or query parameter, or a
+    /// URL's user information) in clear text: over `http://` to a host that is not loopback. Nothing was sent.
+    /// Carries the host. Use `https`, or set ``APIClient/Configuration/allowsCredentialsOverCleartext`` where the
+    /// network path is trusted (a service mesh that adds TLS, a private network).
+    case credentialsOverCleartext(host: String)
+    /// A `multipart/form-data` form cannot be sent as given: its boundary is not one RFC 2046 §5.1.1 allows, or a
+    /// part's name, file name or `Content-Type` contains a control character. Carries what is wrong, without the
+    /// part's content.
+    case invalidMultipartForm(String)
+    /// A ``StreamedBody`` produced fewer or more bytes than its ``StreamedBody/length`` declared (a file cut or grown
+    /// after it was measured, a generator that miscounted): the request is stopped rather than sent short or long.
+    /// Carries the declared length and the bytes produced (when too many: the count at which the body passed its
+    /// length).
+    case bodyLengthMismatch(declared: Int, produced: Int)
 
     /// The reason as a sentence, with secret query parameter values shown as `<redacted>`.
     public var description: String {
@@ -112,6 +130,14 @@ public enum InvalidRequestReason: Sendable, Hashable, CustomStringConvertible {
         case .invalidHeaderValue(let name): "the value of header \"\(name)\" contains a control character"
         case .invalidMethod(let method): "the method \(Self.excerpt(method)) is not a token (RFC 9110 §9.1)"
         case .bodyNotReplayable: "the streamed body was already sent once and cannot be produced again"
+        case .credentialsOverCleartext(let host):
+            "credentials are not sent in clear text: http://\(host) is not loopback; use https, or set "
+                + "APIClient.Configuration.allowsCredentialsOverCleartext to true to opt in"
+        case .invalidMultipartForm(let problem): "the multipart form \(problem)"
+        case .bodyLengthMismatch(let declared, let produced) where produced > declared:
+            "the streamed body declared \(declared) bytes but produced more (at least \(produced)); it was not sent whole"
+        case .bodyLengthMismatch(let declared, let produced):
+            "the streamed body declared \(declared) bytes but produced only \(produced); it was not sent whole"
         }
     }
 
@@ -197,6 +223,8 @@ extension APIError: CustomStringConvertible, LocalizedError {
             "\(failure)."
         case .superseded(let slot):
             "Superseded: a newer request in the latest-wins slot \"\(slot)\" replaced this one, which was cancelled."
+        case .streamAlreadyRead:
+            "The byte stream already has a reader: a stream is read once, by one iterator."
         }
     }
 

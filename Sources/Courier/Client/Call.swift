@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// One call on its way to the network: what the steps after the cache lookup need, passed along as one reference.
 ///
@@ -22,6 +23,10 @@ final class Call: Sendable {
     let decoding: SharedDecoding?
     /// What the flight sends first and what its answer changes in the cache.
     let outgoing: Outgoing
+    /// Whose events the steps of this call's flight are: its own, until it leaves a flight that others still wait
+    /// for (see ``attributeEvents(to:generation:)``). Held while a flight's event is emitted, so that an event is
+    /// either emitted before the change or carries the new owner: never after the last event of the call that left.
+    private let eventOwner: Mutex<(id: CallID?, generation: UInt64)>
 
     init(
         client: APIClient, id: CallID, adapted: Adapted, limits: CallLimits,
@@ -36,6 +41,7 @@ final class Call: Sendable {
         self.coalescing = coalescing
         self.decoding = decoding
         self.outgoing = outgoing
+        self.eventOwner = Mutex((id, 0))
     }
 
     /// The credential identity the call's cache entries and flight are partitioned by.
@@ -46,6 +52,35 @@ final class Call: Sendable {
 extension Call: FlightOperation {
     nonisolated(nonsending) func run() async throws -> Exchange {
         try await client.runFlight(self)
+    }
+
+    /// The caller the flight's events belonged to left: they go to the caller with id `owner` from now on, or
+    /// nowhere when no caller is left (a call's events end with its last event).
+    func attributeEvents(to owner: UInt64?, generation: UInt64) {
+        eventOwner.withLock { current in
+            guard generation > current.generation else { return }
+            current = (owner.map(CallID.init(rawValue:)), generation)
+        }
+    }
+}
+
+// MARK: Events of the Flight
+
+extension Call {
+    /// Emits a step of the flight this call leads (an attempt, a response, a retry, a store) for the caller its events
+    /// belong to now: the leader, or a caller still waiting once the leader has left.
+    func emit(_ kind: @autoclosure () -> ClientEvent.Kind) {
+        let instrumentation = client.instrumentation
+        // Nobody listening, the common case: no lock.
+        guard instrumentation.isListening else { return }
+        eventOwner.withLock { owner in
+            if let id = owner.id { instrumentation.emit(id, kind()) }
+        }
+    }
+
+    /// The call the flight's attempts are sent for now, as observers' `prepareAttempt` is told.
+    var eventID: CallID {
+        eventOwner.withLock { $0.id } ?? id
     }
 }
 

@@ -8,10 +8,13 @@ struct CallLimits: Sendable {
     let timeout: Duration
     /// When the whole call must be over, as time elapsed on the scheduler's clock; `nil` when it has no such bound.
     let end: Duration?
+    /// The bound of the whole call that `end` was set from, for the error when it passes.
+    let callTimeout: Duration?
 
     /// `now` is read only when there is a `callTimeout`: most calls have none, and each reading of the clock costs.
     init(timeout: Duration, callTimeout: Duration?, now: @autoclosure () -> Duration) {
         self.timeout = timeout
+        self.callTimeout = callTimeout
         end = callTimeout.map { now().saturatingAdding($0) }
     }
 

@@ -12,9 +12,16 @@ struct CredentialScope: Sendable {
     let trustedOrigins: Set<Origin>
     /// The default headers without their credential fields: what a request to an untrusted origin gets.
     let untrustedHeaders: HeaderFields
-    /// Header names whose values the coalescing key or the cache partition see; an adapter that declares nothing
-    /// may change these without making a call private.
+    /// Header names whose values the coalescing key and the cache partition see, or that are declared irrelevant
+    /// (``APIClient/Configuration/coalescingIgnoredHeaders``); an adapter that declares nothing may change these
+    /// without making a call private.
     let keyedHeaders: Set<String>
+    /// Whether the configuration lets credentials go over cleartext `http` to a host that is not loopback
+    /// (``APIClient/Configuration/allowsCredentialsOverCleartext``).
+    let allowsCleartext: Bool
+    /// Whether a request to the base URL's origin carries what it carries in clear text to another machine, with no
+    /// opt-in: worked out once, so a relative request with credentials is refused without parsing its URL.
+    let baseIsExposed: Bool
 
     /// A placeholder that cannot be mistaken for a real token, for finding what `authorize` writes.
     static let probeToken = "courier-credential-probe"
@@ -30,6 +37,9 @@ struct CredentialScope: Sendable {
         untrustedHeaders = credentials.removingCredentials(from: configuration.headers)
         keyedHeaders = credentials.headerNames.union(RequestKey.standardVaryingHeaders)
             .union(configuration.coalescingHeaders.map { $0.lowercased() })
+            .union(configuration.coalescingIgnoredHeaders)
+        allowsCleartext = configuration.allowsCredentialsOverCleartext
+        baseIsExposed = !allowsCleartext && Cleartext.isExposed(baseURL)
     }
 
     /// Whether `url`'s origin may receive the client's credentials.
@@ -44,6 +54,12 @@ struct CredentialScope: Sendable {
         return names.allSatisfy { name in
             keyedHeaders.contains(name) || before.values(for: name) == after.values(for: name)
         }
+    }
+
+    /// The lower-cased names of the fields that differ between `before` and `after`.
+    static func changedNames(_ before: HeaderFields, _ after: HeaderFields) -> Set<String> {
+        let names = Set(before.fields.map(\.canonicalName)).union(after.fields.map(\.canonicalName))
+        return names.filter { before.values(for: $0) != after.values(for: $0) }
     }
 
     /// The header names and query parameters `authorize` writes into a request that had none.
@@ -76,6 +92,9 @@ struct Adapted: Sendable {
     /// The coalescing key of `request` without a partition, when it was built with the request (see
     /// ``RecentURLs/PlainGET``); `nil` after adapters.
     var sharingKey: RequestKey? = nil
+    /// The header names the coalescing key ignores for this call, when adapters that declared `variesOn: []` changed
+    /// some: the configured ignored names and theirs. `nil`, the common case, means the configured ones.
+    var ignoredHeaders: Set<String>? = nil
 
     /// What a retry adapts again: the request as built, with the validator fields the cache added to `sent`.
     func retryBase(for sent: TransportRequest) -> TransportRequest {

@@ -5,6 +5,11 @@
 /// cancelled and left to wind down on its own, and its late result is dropped. It is cancelled *before* the
 /// caller is resumed, so a transport that drops a cancelled request synchronously (``URLSessionTransport``
 /// queueing it) never sends it after its caller left.
+///
+/// The outcome is recorded *before* the operation is cancelled: the first of {finished, timed out, cancelled by the
+/// caller} wins, atomically. Cancelling first let the operation's own `CancellationError` (what a transport throws
+/// when it is stopped) arrive before the timeout, and a caller nobody cancelled was told it was cancelled: the
+/// attempt was neither counted nor retried as a timeout, and a stream ended instead of reconnecting.
 enum Deadline {
     static func run<Value: Sendable>(
         _ deadline: TransportDeadline,
@@ -42,10 +47,7 @@ enum Deadline {
                 race.finish(.failure(error))
             }
         }
-        startTimer {
-            work.cancel()
-            race.finish(.failure(timeoutError))
-        }
+        startTimer { race.stop(work, with: .failure(timeoutError)) }
         defer {
             work.cancel()
             stopTimer()
@@ -55,13 +57,13 @@ enum Deadline {
                 race.wait(with: continuation)
             }
         } onCancel: {
-            work.cancel()
-            race.finish(.failure(CancellationError()))
+            race.stop(work, with: .failure(CancellationError()))
         }
     }
 }
 
-/// The first result wins; the continuation is resumed exactly once, whichever arrives first.
+/// The first result wins; the continuation is resumed exactly once, whichever arrives first. A state machine: `idle`
+/// until the caller waits or a result arrives, then `done` once the caller has its result.
 private final class Race<Value: Sendable>: Sendable {
     private enum State {
         case idle
@@ -88,8 +90,22 @@ private final class Race<Value: Sendable>: Sendable {
         if let early { continuation.resume(with: early) }
     }
 
+    /// The operation ended: its result wins unless the race was already decided.
     func finish(_ result: Result<Value, any Error>) {
-        let waiter: CheckedContinuation<Value, any Error>? = state.withLock { state in
+        settle(result)?.resume(with: result)
+    }
+
+    /// The deadline passed or the caller left: `result` is recorded first, if the race is still open, then the work
+    /// is cancelled, then the caller is resumed. Whatever the cancelled work throws after that loses.
+    func stop(_ work: Task<Void, Never>, with result: Result<Value, any Error>) {
+        let waiter = settle(result)
+        work.cancel()
+        waiter?.resume(with: result)
+    }
+
+    /// Records `result` if nothing won yet; returns the waiting caller to resume with it, if there is one.
+    private func settle(_ result: Result<Value, any Error>) -> CheckedContinuation<Value, any Error>? {
+        state.withLock { state in
             switch state {
             case .idle:
                 state = .finishedEarly(result)
@@ -101,6 +117,5 @@ private final class Race<Value: Sendable>: Sendable {
                 return nil
             }
         }
-        waiter?.resume(with: result)
     }
 }

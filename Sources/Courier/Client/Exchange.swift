@@ -15,16 +15,21 @@ struct Exchange: Sendable {
 
     init(
         request: TransportRequest, response: TransportResponse, attempts: Int, source: ResponseSource = .network,
-        leader: CallID? = nil, decoded: DecodedValue? = nil, timings: FlightTimings = FlightTimings()
+        leader: CallID? = nil, decoded: DecodedValue? = nil, timings: FlightTimings = FlightTimings(),
+        asked: TransportRequest? = nil
     ) {
         storage = Storage(
-            request: request, response: response, attempts: attempts, source: source, leader: leader, timings: timings)
+            request: request, response: response, attempts: attempts, source: source, leader: leader, timings: timings,
+            asked: asked)
         storage.decoded = decoded
     }
 
     var request: TransportRequest { storage.request }
     /// The call that led the flight, so that joiners can name it in their events.
     var leader: CallID? { storage.leader }
+    /// The request the flight was keyed on (its first attempt before observers and authorization), which a joiner's
+    /// request is matched against the response's `Vary` with; `nil` when the exchange did not come from a flight.
+    var asked: TransportRequest? { storage.asked }
     /// The flight's attempts and retry delays, for ``APIResponse/timings``.
     var timings: FlightTimings { storage.timings }
 
@@ -66,6 +71,7 @@ struct Exchange: Sendable {
         let request: TransportRequest
         let leader: CallID?
         let timings: FlightTimings
+        let asked: TransportRequest?
         @exclusivity(unchecked) var attempts: Int
         @exclusivity(unchecked) var response: TransportResponse
         @exclusivity(unchecked) var source: ResponseSource
@@ -73,7 +79,7 @@ struct Exchange: Sendable {
 
         init(
             request: TransportRequest, response: TransportResponse, attempts: Int, source: ResponseSource,
-            leader: CallID?, timings: FlightTimings
+            leader: CallID?, timings: FlightTimings, asked: TransportRequest?
         ) {
             self.request = request
             self.response = response
@@ -81,13 +87,43 @@ struct Exchange: Sendable {
             self.source = source
             self.leader = leader
             self.timings = timings
+            self.asked = asked
         }
 
         convenience init(copying other: Storage) {
             self.init(
                 request: other.request, response: other.response, attempts: other.attempts, source: other.source,
-                leader: other.leader, timings: other.timings)
+                leader: other.leader, timings: other.timings, asked: other.asked)
             decoded = other.decoded
+        }
+    }
+}
+
+extension Exchange {
+    /// Whether this flight's response may answer `request`, a joiner's: the request has the flight's value for every
+    /// field the response's `Vary` names (RFC 9111 §4.1), and the response does not vary on everything.
+    ///
+    /// The key already compares every field but the ignored ones and credentials, so a mismatch is rare; a joiner
+    /// whose request is the leader's own (a plain `GET` built once for its URL) is answered without reading `Vary`.
+    func serves(_ request: TransportRequest) -> Bool {
+        if let asked, asked.sharesStorage(with: request) { return true }
+        return Self.varyMatches(response.headers, request, asked ?? self.request)
+    }
+
+    @inline(never)  // the rare case stays off the joiner's path
+    private static func varyMatches(_ headers: HeaderFields, _ request: TransportRequest, _ leader: TransportRequest)
+        -> Bool
+    {
+        guard headers.contains("Vary") else { return true }
+        let names = headers.values(for: "Vary").flatMap { $0.split(separator: ",") }
+            .map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
+            .filter { !$0.isEmpty }
+        guard names.count <= CachedResponse.maxVaryNames, !names.contains("*") else { return false }
+        // Credentials are compared by the key already; the leader's authorization is added per attempt and the
+        // joiner's is not yet, so they would never match here.
+        return names.allSatisfy { name in
+            request.credentials.headerNames.contains(name)
+                || request.headers.values(for: name) == leader.headers.values(for: name)
         }
     }
 }

@@ -11,8 +11,17 @@ extension ByteStream {
     /// are read by one task per stream (never one per chunk) that reads only when the reader asks, holding at most
     /// the one chunk in flight; the reader waits on a continuation that either the chunk or the deadline resumes,
     /// and a deadline cancels the relay task, which stops the transfer as a cancelled reader would.
-    func idleTimeout(_ timeout: Duration, scheduler: DeadlineScheduler) -> ByteStream {
-        let reader = IdleTimeoutReader(IdleTimeoutRelay(source: self, timeout: timeout, scheduler: scheduler))
+    ///
+    /// With an `end` (the call's ``CallLimits/end``, from its `callTimeout`), no wait goes past it: a body whose
+    /// chunks keep coming for ever (an endless download) still ends there, with ``APIError/timedOut(_:)`` carrying
+    /// `callTimeout`. Only waits are bounded, so a reader that has stopped asking is never failed, it is told when it
+    /// asks next.
+    func idleTimeout(
+        _ timeout: Duration, end: Duration? = nil, callTimeout: Duration? = nil, scheduler: DeadlineScheduler
+    ) -> ByteStream {
+        let relay = IdleTimeoutRelay(
+            source: self, timeout: timeout, end: end.map { ($0, callTimeout ?? timeout) }, scheduler: scheduler)
+        let reader = IdleTimeoutReader(relay)
         return ByteStream(next: { try await reader.next() })
     }
 }
@@ -40,15 +49,20 @@ private final class IdleTimeoutRelay: Sendable {
 
     private let source: ByteStream
     private let timeout: Duration
+    /// When every wait must be over, and the call timeout that set it.
+    private let end: (at: Duration, callTimeout: Duration)?
     private let scheduler: DeadlineScheduler
     private let state = Locked(State())
     /// One element per read the reader asks for; the relay task reads a chunk for each.
     private let demands: AsyncStream<Void>
     private let demand: AsyncStream<Void>.Continuation
 
-    init(source: ByteStream, timeout: Duration, scheduler: DeadlineScheduler) {
+    init(
+        source: ByteStream, timeout: Duration, end: (at: Duration, callTimeout: Duration)?, scheduler: DeadlineScheduler
+    ) {
         self.source = source
         self.timeout = timeout
+        self.end = end
         self.scheduler = scheduler
         (demands, demand) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .unbounded)
     }
@@ -60,7 +74,7 @@ private final class IdleTimeoutRelay: Sendable {
                     if let end = state.end { return end }
                     // Scheduled inside the lock: the scheduler never calls back while holding its own, and a
                     // deadline that fires at once then finds the reader in place.
-                    let deadline = scheduler.schedule(after: timeout) { [weak self] in self?.expire() }
+                    let deadline = scheduler.schedule(at: due()) { [weak self] in self?.expire() }
                     state.reader = (continuation, deadline)
                     if state.reading == nil { state.reading = Task { await self.readSource() } }
                     return nil
@@ -91,9 +105,20 @@ private final class IdleTimeoutRelay: Sendable {
         reader?.resume(throwing: error)
     }
 
-    /// The deadline of the current wait passed.
+    /// When the wait that starts now must end: `timeout` from now, cut to the call's end.
+    private func due() -> Duration {
+        let idle = scheduler.elapsed.saturatingAdding(timeout)
+        guard let end else { return idle }
+        return min(idle, end.at)
+    }
+
+    /// The deadline of the current wait passed: the call's end when it has come, else the idle timeout.
     private func expire() {
-        stop(with: APIError.timedOut(timeout))
+        if let end, scheduler.elapsed >= end.at {
+            stop(with: APIError.timedOut(end.callTimeout))
+        } else {
+            stop(with: APIError.timedOut(timeout))
+        }
     }
 
     /// The relay task: reads one chunk per demand, until the source ends or the relay is stopped.

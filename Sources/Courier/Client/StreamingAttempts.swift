@@ -78,9 +78,10 @@ extension APIClient {
     /// One streamed attempt: the attempt's timeout (cut to what is left of the call) bounds the wait for the head,
     /// and each wait for the next chunk of the body (not cut: the caller paces the reading), so that a server that
     /// sends the head and then falls silent fails the reader with ``APIError/timedOut(_:)`` instead of hanging it.
-    /// The reading as a whole is not bounded: the caller paces it (and ends it by cancelling its task), and a
-    /// download may take an hour as long as its bytes keep coming. An upload likewise: while a streamed request body
-    /// is sent, the head's deadline restarts each time the transport reads a chunk of it (``SendingDeadline``).
+    /// The reading as a whole is bounded only by the call's `callTimeout`, when it has one (no wait for a chunk goes
+    /// past the call's end): otherwise the caller paces it (and ends it by cancelling its task), and a download may
+    /// take an hour as long as its bytes keep coming. An upload likewise: while a streamed request body is sent, the
+    /// head's deadline restarts each time the transport reads a chunk of it (``SendingDeadline``).
     private func streamOnce(
         _ request: TransportRequest, limits: CallLimits, attempt: Int, id: CallID
     ) async throws -> StreamedTransportResponse {
@@ -101,7 +102,8 @@ extension APIClient {
                     try await transport.stream(request)
                 }
             }
-            head.body = head.body.idleTimeout(limits.timeout, scheduler: deadlines)
+            head.body = head.body.idleTimeout(
+                limits.timeout, end: limits.end, callTimeout: limits.callTimeout, scheduler: deadlines)
             instrumentation.received(
                 TransportResponse(statusCode: head.statusCode, headers: head.headers), attempt: attempt, since: start,
                 id: id)

@@ -21,6 +21,27 @@ struct FlightTable<Key: Hashable & Sendable, Value: Sendable> {
         /// because it runs on the leader's thread until it first suspends and may finish (taking the lock) meanwhile.
         var task: FlightTask?
         var waiters: Waiters
+        /// The flight's work, told whose caller its events belong to when that caller leaves (see ``Attribution``).
+        let operation: any FlightOperation<Value>
+        /// The tag of the waiter the flight's events are attributed to now; `nil` when none is left.
+        var owner: UInt64?
+        /// Counts the changes of `owner`, so that the operation can tell a late report from the latest.
+        var ownerChanges: UInt64 = 0
+    }
+
+    /// Whose caller a flight's events belong to from now on, to hand to its operation after the critical section and
+    /// before the caller that left is resumed: that caller's last event then follows every event of the flight
+    /// attributed to it.
+    struct Attribution {
+        let operation: any FlightOperation<Value>
+        /// The tag of a caller still waiting, or `nil` when none is.
+        let owner: UInt64?
+        /// Increases with every change; an operation ignores an attribution older than one it has.
+        let generation: UInt64
+
+        func apply() {
+            operation.attributeEvents(to: owner, generation: generation)
+        }
     }
 
     /// The bounds of one flight's waiters, kept apart from the ``Flight`` (in ``FlightTable/bounds``) so that a flight
@@ -57,6 +78,8 @@ struct FlightTable<Key: Hashable & Sendable, Value: Sendable> {
         var next: Duration?
         /// The flight's task when the expired waiters were its last and the policy abandons it.
         var abandoned: FlightTask?
+        /// Whose the flight's events are now, when an expired waiter owned them.
+        var attribution: Attribution?
     }
 
     /// The callers of one flight: the first one inline, the joiners in the order they joined.
@@ -67,21 +90,27 @@ struct FlightTable<Key: Hashable & Sendable, Value: Sendable> {
     /// builds an index from ids to slots, and later joins keep it up to date: leaving stays O(1), and a burst of n
     /// cancellations O(n), not O(n²). A slot left empty is reclaimed once the empty ones are the majority.
     struct Waiters {
-        private var first: (id: UInt64, waiter: Waiter)?
-        private var joiners: [(id: UInt64, waiter: Waiter?)] = []
+        private var first: (id: UInt64, waiter: Waiter, tag: UInt64)?
+        private var joiners: [(id: UInt64, waiter: Waiter?, tag: UInt64)] = []
         /// Each waiting joiner's slot in `joiners`, from the first early leave on; the other slots are empty.
         private var slots: [UInt64: Int]?
 
-        init(first id: UInt64, _ waiter: Waiter) {
-            first = (id, waiter)
+        init(first id: UInt64, _ waiter: Waiter, tag: UInt64) {
+            first = (id, waiter, tag)
         }
 
         var count: Int { (first == nil ? 0 : 1) + (slots?.count ?? joiners.count) }
         var isEmpty: Bool { count == 0 }
 
-        mutating func add(_ waiter: Waiter, id: UInt64) {
+        mutating func add(_ waiter: Waiter, id: UInt64, tag: UInt64) {
             slots?[id] = joiners.count
-            joiners.append((id, waiter))
+            joiners.append((id, waiter, tag))
+        }
+
+        /// The tag of a waiter still waiting (the earliest), or `nil` when none is.
+        var anyTag: UInt64? {
+            if let first { return first.tag }
+            return joiners.first { $0.waiter != nil }?.tag
         }
 
         func contains(_ id: UInt64) -> Bool {
@@ -90,21 +119,22 @@ struct FlightTable<Key: Hashable & Sendable, Value: Sendable> {
             return slots[id] != nil
         }
 
-        /// Removes and returns the waiter with `id`, or `nil` when it is not (or no longer) waiting.
-        mutating func remove(_ id: UInt64) -> Waiter? {
+        /// Removes and returns the waiter with `id` and its tag, or `nil` when it is not (or no longer) waiting.
+        mutating func remove(_ id: UInt64) -> (waiter: Waiter, tag: UInt64)? {
             if let first, first.id == id {
                 self.first = nil
-                return first.waiter
+                return (first.waiter, first.tag)
             }
             if slots == nil { slots = Self.index(joiners) }
             guard let slot = slots?.removeValue(forKey: id), let waiter = joiners[slot].waiter else { return nil }
+            let tag = joiners[slot].tag
             joiners[slot].waiter = nil
             let emptied = joiners.count - (slots?.count ?? 0)
             if emptied > FlightTable.compactionFloor, emptied > joiners.count / 2 {
                 joiners.removeAll { $0.waiter == nil }
                 slots = Self.index(joiners)
             }
-            return waiter
+            return (waiter, tag)
         }
 
         /// Resumes every waiter with `outcome`. Called once, after the flight left the table.
@@ -113,7 +143,7 @@ struct FlightTable<Key: Hashable & Sendable, Value: Sendable> {
             for joiner in joiners { joiner.waiter?.resume(with: outcome) }
         }
 
-        private static func index(_ joiners: [(id: UInt64, waiter: Waiter?)]) -> [UInt64: Int] {
+        private static func index(_ joiners: [(id: UInt64, waiter: Waiter?, tag: UInt64)]) -> [UInt64: Int] {
             var slots = [UInt64: Int](minimumCapacity: joiners.count)
             for (slot, joiner) in joiners.enumerated() where joiner.waiter != nil { slots[joiner.id] = slot }
             return slots
@@ -143,20 +173,42 @@ struct FlightTable<Key: Hashable & Sendable, Value: Sendable> {
     ///
     /// Waiter ids are unique across flights (``leave(_:waiterID:policy:)`` relies on it): the coalescer draws them
     /// from one counter. A flight takes its leader's id, so flight ids are unique too.
-    mutating func register(_ waiter: Waiter, id waiterID: UInt64, for key: Key, isCancelled: Bool) -> Registration {
+    ///
+    /// `tag` names the caller for its flight's events (a call id); `operation` is kept when the caller leads.
+    mutating func register(
+        _ waiter: Waiter, id waiterID: UInt64, tag: UInt64 = 0, for key: Key, isCancelled: Bool,
+        operation: @autoclosure () -> any FlightOperation<Value>
+    ) -> (Registration, Attribution?) {
         // Checked under the lock: a cancellation that lands after this point finds the waiter registered, because
         // the cancellation handler takes the same lock.
-        if isCancelled { return .cancelled }
+        if isCancelled { return (.cancelled, nil) }
         waiting += 1
         // Joining hashes the key once and updates the flight in place through its index; copying the `Flight` out
         // and writing it back would copy its waiter table and make every join O(n).
         if let index = flights.index(forKey: key) {
-            flights.values[index].waiters.add(waiter, id: waiterID)
-            return .joined(flightID: flights.values[index].id)
+            flights.values[index].waiters.add(waiter, id: waiterID, tag: tag)
+            let joined = Registration.joined(flightID: flights.values[index].id)
+            // A flight that everyone left and that goes on (``AbandonmentPolicy/finish``) belongs to its next caller.
+            guard flights.values[index].owner == nil else { return (joined, nil) }
+            return (joined, attribute(&flights.values[index], to: tag))
         }
         let flightID = waiterID
-        flights[key] = Flight(id: flightID, task: nil, waiters: Waiters(first: waiterID, waiter))
-        return .lead(flightID: flightID)
+        flights[key] = Flight(
+            id: flightID, task: nil, waiters: Waiters(first: waiterID, waiter, tag: tag), operation: operation(),
+            owner: tag)
+        return (.lead(flightID: flightID), nil)
+    }
+
+    /// Moves the flight's events to a caller still waiting when the one they belonged to, tagged `leaving`, is gone.
+    private func reattribute(_ flight: inout Flight, leaving: UInt64) -> Attribution? {
+        guard flight.owner == leaving else { return nil }
+        return attribute(&flight, to: flight.waiters.anyTag)
+    }
+
+    private func attribute(_ flight: inout Flight, to owner: UInt64?) -> Attribution {
+        flight.owner = owner
+        flight.ownerChanges += 1
+        return Attribution(operation: flight.operation, owner: owner, generation: flight.ownerChanges)
     }
 
     /// Keeps the task of the flight `flightID`, started by its leader after ``register(_:id:for:isCancelled:)``.
@@ -228,9 +280,12 @@ struct FlightTable<Key: Hashable & Sendable, Value: Sendable> {
             let isWaiting = flights.values[index].waiters.contains(deadline.waiterID)
             guard top.deadline <= now || !isWaiting else { break }
             flightBounds.deadlines.pop()
-            if isWaiting, let waiter = flights.values[index].waiters.remove(deadline.waiterID) {
+            if isWaiting, let (waiter, tag) = flights.values[index].waiters.remove(deadline.waiterID) {
                 waiting -= 1
                 expiry.expired.append((waiter, deadline.error(deadline.limit)))
+                if let attribution = reattribute(&flights.values[index], leaving: tag) {
+                    expiry.attribution = attribution
+                }
             }
         }
         if policy == .cancel, flights.values[index].waiters.isEmpty {
@@ -246,12 +301,13 @@ struct FlightTable<Key: Hashable & Sendable, Value: Sendable> {
     /// cancel when it was the last waiter and the policy says so.
     mutating func leave(
         _ key: Key, waiterID: UInt64, policy: AbandonmentPolicy
-    ) -> (waiter: Waiter?, abandoned: FlightTask?, timer: Timer?) {
+    ) -> (waiter: Waiter?, abandoned: FlightTask?, timer: Timer?, attribution: Attribution?) {
         // Waiter ids are unique across flights, so a miss means the waiter was already resumed (its flight ended)
         // or never registered (it saw its cancellation first): nothing to do, never resume twice.
-        guard let index = flights.index(forKey: key), let waiter = flights.values[index].waiters.remove(waiterID)
-        else { return (nil, nil, nil) }
+        guard let index = flights.index(forKey: key), let (waiter, tag) = flights.values[index].waiters.remove(waiterID)
+        else { return (nil, nil, nil, nil) }
         waiting -= 1
+        let attribution = reattribute(&flights.values[index], leaving: tag)
         guard policy == .cancel, flights.values[index].waiters.isEmpty else {
             // Deadlines of waiters that left are dropped once they outnumber the waiters, so a long flight that many
             // callers join and leave keeps its heap the size of the callers still waiting.
@@ -262,11 +318,11 @@ struct FlightTable<Key: Hashable & Sendable, Value: Sendable> {
                 let waiters = flights.values[index].waiters
                 bounds[flightID]?.deadlines.removeAll { !waiters.contains($0.waiterID) }
             }
-            return (waiter, nil, nil)
+            return (waiter, nil, nil, attribution)
         }
         // Remove before cancelling so a caller arriving next starts a fresh flight instead of joining a dying one.
         let flight = flights.remove(at: index).value
-        return (waiter, flight.task, removeBounds(of: flight.id))
+        return (waiter, flight.task, removeBounds(of: flight.id), attribution)
     }
 
     /// Below this many deadlines a flight's heap is never compacted.

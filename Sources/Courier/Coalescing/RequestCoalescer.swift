@@ -30,8 +30,9 @@ import Synchronization
 /// - Important: Concurrency contract.
 ///   - The operation runs in a task owned by the flight, never in any caller's task and never on this actor. It
 ///     inherits the priority and task-local values of the caller that started the flight, but not its cancellation.
-///     The task starts on that caller's thread (`Task.immediate`) and stays there until the operation first
-///     suspends, so starting a flight costs no thread hop.
+///     The task starts on that caller's thread (`Task.immediate`; on Apple systems before macOS 26 and its peers, on
+///     the global executor) and stays there until the operation first suspends, so starting a flight costs no
+///     thread hop.
 ///   - A caller that is cancelled leaves at once with `CancellationError`, even though the flight keeps running
 ///     for the others. The flight's task is cancelled only when its last waiter leaves and the policy is
 ///     ``AbandonmentPolicy/cancel``; with ``AbandonmentPolicy/finish`` it runs on and can still be joined.
@@ -104,7 +105,7 @@ public actor RequestCoalescer<Key: Hashable & Sendable, Value: Sendable> {
         _ key: Key,
         operation: @escaping @Sendable () async throws -> Value
     ) async throws -> Coalesced<Value> {
-        try await run(key, bound: nil, operation: ClosureOperation(operation: operation))
+        try await run(key, bound: nil, tag: 0, operation: ClosureOperation(operation: operation))
     }
 
     /// How long one caller waits for a flight before leaving with an error, kept on a ``DeadlineScheduler``.
@@ -127,12 +128,16 @@ public actor RequestCoalescer<Key: Hashable & Sendable, Value: Sendable> {
     nonisolated(nonsending) func run(
         _ key: Key, bound: WaitBound?, operation: @escaping @Sendable () async throws -> Value
     ) async throws -> Coalesced<Value> {
-        try await run(key, bound: bound, operation: ClosureOperation(operation: operation))
+        try await run(key, bound: bound, tag: 0, operation: ClosureOperation(operation: operation))
     }
 
     /// ``run(_:bound:operation:)`` with the flight's work as a ``FlightOperation``.
+    ///
+    /// `tag` names the caller (a call id): when the caller the flight's events belong to leaves while others still
+    /// wait, the operation is told the tag of one that waits (``FlightOperation/attributeEvents(to:generation:)``)
+    /// before the caller that left is resumed.
     nonisolated(nonsending) func run<Operation: FlightOperation<Value>>(
-        _ key: Key, bound: WaitBound?, operation: Operation
+        _ key: Key, bound: WaitBound?, tag: UInt64, operation: Operation
     ) async throws -> Coalesced<Value> {
         // A caller already cancelled is turned away by `register`, under the lock, before it can start a flight: a
         // check here as well would cost every call a read of its task's status.
@@ -140,7 +145,7 @@ public actor RequestCoalescer<Key: Hashable & Sendable, Value: Sendable> {
         var registration = Table.Registration.cancelled
         let value = try await withTaskCancellationHandler {
             try await withUnsafeThrowingContinuation { (waiter: Table.Waiter) in
-                registration = enter(waiter, id: waiterID, for: key, bound: bound, operation: operation)
+                registration = enter(waiter, id: waiterID, tag: tag, for: key, bound: bound, operation: operation)
             }
         } onCancel: {
             withdraw(key, waiterID: waiterID, error: CancellationError())
@@ -156,15 +161,18 @@ public actor RequestCoalescer<Key: Hashable & Sendable, Value: Sendable> {
     /// resumed at once when its task was cancelled already.
     @inline(never)  // its temporaries stay off the async frame of `run`, which every waiter's task holds
     private nonisolated func enter<Operation: FlightOperation<Value>>(
-        _ waiter: Table.Waiter, id waiterID: UInt64, for key: Key, bound: WaitBound?, operation: Operation
+        _ waiter: Table.Waiter, id waiterID: UInt64, tag: UInt64, for key: Key, bound: WaitBound?,
+        operation: Operation
     ) -> Table.Registration {
-        let registration = table.withLock { table in
-            let registration = table.register(waiter, id: waiterID, for: key, isCancelled: Task.isCancelled)
+        let (registration, attribution) = table.withLock { table in
+            let (registration, attribution) = table.register(
+                waiter, id: waiterID, tag: tag, for: key, isCancelled: Task.isCancelled, operation: operation)
             if case .joined(let flightID) = registration, let bound, let limit = bound.joining {
                 addDeadline(&table, bound, limit, key: key, flightID: flightID, waiterID: waiterID)
             }
-            return registration
+            return (registration, attribution)
         }
+        attribution?.apply()
         switch registration {
         case .cancelled:
             waiter.resume(throwing: CancellationError())
@@ -188,7 +196,11 @@ public actor RequestCoalescer<Key: Hashable & Sendable, Value: Sendable> {
 
     /// Removes a waiter that leaves early and resumes it with `error`; cancels the flight if it was the last.
     private nonisolated func withdraw(_ key: Key, waiterID: UInt64, error: any Error) {
-        let (waiter, abandoned, timer) = table.withLock { $0.leave(key, waiterID: waiterID, policy: policy) }
+        let (waiter, abandoned, timer, attribution) = table.withLock {
+            $0.leave(key, waiterID: waiterID, policy: policy)
+        }
+        // Before the caller is resumed: its last event must follow every event of the flight attributed to it.
+        attribution?.apply()
         waiter?.resume(throwing: error)
         abandoned?.cancel()
         timer.map { $0.scheduler.cancel($0.entry) }
@@ -230,13 +242,14 @@ public actor RequestCoalescer<Key: Hashable & Sendable, Value: Sendable> {
             if let next = expiry.next { setTimer(&table, at: next, on: scheduler, key: key, flightID: flightID) }
             return expiry
         }
+        expiry.attribution?.apply()
         for (waiter, error) in expiry.expired { waiter.resume(throwing: error) }
         expiry.abandoned?.cancel()
     }
 
-    /// Starts the flight's task with `Task.immediate`: it runs on the calling thread until its first suspension, so
-    /// a flight costs no hop to another thread to start, and an operation that completes without suspending (a
-    /// fresh answer from memory) never waits for a thread at all. It is started from this nonisolated method, so
+    /// Starts the flight's task with `Task.immediate` where the system has it: it runs on the calling thread until its
+    /// first suspension, so a flight costs no hop to another thread to start, and an operation that completes without
+    /// suspending (a fresh answer from memory) never waits for a thread at all. It is started from this nonisolated method, so
     /// neither the task nor the operation runs on the actor's executor.
     @inline(never)  // its temporaries stay off the async frame of `run`, which every waiter's task holds
     private nonisolated func launch<Operation: FlightOperation<Value>>(
@@ -244,7 +257,7 @@ public actor RequestCoalescer<Key: Hashable & Sendable, Value: Sendable> {
         for key: Key,
         operation: Operation
     ) -> FlightTask {
-        Task.immediate { [table] () async throws in
+        let flight: @Sendable () async throws -> Void = { [table] in
             let outcome: Result<Value, any Error>
             do {
                 outcome = .success(try await operation.run())
@@ -259,6 +272,13 @@ public actor RequestCoalescer<Key: Hashable & Sendable, Value: Sendable> {
             }
             waiters?.resumeAll(with: outcome)
         }
+        // `Task.immediate` is Swift 6.2's (macOS 26 and its peers); older Apple systems start the flight with one hop
+        // to the global executor, which changes when it first runs, never what it does.
+        if #available(macOS 26, iOS 26, tvOS 26, watchOS 26, visionOS 26, *) {
+            return Task.immediate(operation: flight)
+        } else {
+            return Task(operation: flight)
+        }
     }
 }
 
@@ -269,6 +289,17 @@ protocol FlightOperation<Value>: Sendable {
     associatedtype Value: Sendable
     /// Does the work; what it returns or throws goes to every waiter of the flight.
     nonisolated(nonsending) func run() async throws -> Value
+
+    /// Called when the caller the flight's events belong to has left while the flight goes on: from now on they
+    /// belong to the caller tagged `owner` (`nil`: no caller is left). Called before the caller that left is resumed,
+    /// outside the coalescer's lock; `generation` increases with every call for one flight, and a call older than one
+    /// already applied must be ignored (two callers leaving at once may report out of order).
+    func attributeEvents(to owner: UInt64?, generation: UInt64)
+}
+
+extension FlightOperation {
+    /// Nothing to attribute: the flight emits no events of its own.
+    func attributeEvents(to owner: UInt64?, generation: UInt64) {}
 }
 
 /// A flight's work given as a closure, as ``RequestCoalescer/run(_:operation:)`` takes it.

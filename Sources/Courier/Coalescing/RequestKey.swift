@@ -3,12 +3,14 @@ import Foundation
 /// What makes two requests "the same" for coalescing: they would get the same response.
 ///
 /// A key is made of the method, the normalized URL (scheme and host lower-cased, default port dropped,
-/// fragment removed), the values of the headers that change the representation (`Accept`,
-/// `Accept-Encoding`, `Accept-Language`, `Range`, the conditional `If-*` fields, plus any configured names), the
-/// body bytes when there is a body, and the request's credentials: the values of every header its
-/// ``TransportRequest/credentials`` policy names. Two users therefore never share a response: requests with different
+/// fragment removed), every header field the request carries (names compared ignoring case, in any order between
+/// names, the values of one name in their order, RFC 9110 §5.3) except the ones declared irrelevant, the body bytes
+/// when there is a body, and the request's credentials: the values of every header its
+/// ``TransportRequest/credentials`` policy names. A header that can change the response therefore splits flights
+/// whoever set it: `X-Tenant: acme` and `X-Tenant: globex`, or two `POST`s of the same bytes with different
+/// `Content-Type`s, never share. Two users never share a response either: requests with different
 /// `Authorization`, `Cookie` or `X-API-Key` values get different keys, and so do URLs with different secret query
-/// values or user information.
+/// values or user information. A credential field is never ignored, whatever the ignored names say.
 ///
 /// The key's ``description`` and mirror never show a credential value.
 public struct RequestKey: Hashable, Sendable, CustomStringConvertible, CustomReflectable {
@@ -22,11 +24,22 @@ public struct RequestKey: Hashable, Sendable, CustomStringConvertible, CustomRef
     /// Representation and conditional headers together, built once rather than on every request.
     static let standardVaryingHeaders = representationHeaders + conditionalHeaders
 
+    /// Header names that tracing and request-id schemes set per call or per attempt, which never change the
+    /// response: the default of ``APIClient/Configuration/coalescingIgnoredHeaders``. W3C Trace Context
+    /// (`traceparent`, `tracestate`) and Baggage, B3 (`b3`, `x-b3-*`), `x-amzn-trace-id`, and the request-id fields
+    /// (`x-request-id`, `request-id`, `x-correlation-id`). A ``CallObserver`` adds its fields after the key is made,
+    /// so they never enter it; these names cover the same fields when a request or an adapter sets them itself.
+    public static let perCallHeaders: Set<String> = [
+        "traceparent", "tracestate", "baggage", "b3", "x-b3-traceid", "x-b3-spanid", "x-b3-parentspanid",
+        "x-b3-sampled", "x-b3-flags", "x-amzn-trace-id", "x-request-id", "request-id", "x-correlation-id",
+    ]
+
     /// The request method.
     public var method: RequestMethod { parts.method }
     /// The normalized URL, credentials included (use ``description`` to print it).
     public var url: String { parts.url.text }
-    /// `name: value` for each representation header present, in a fixed order.
+    /// `name: value` for each header field in the key other than a credential, names lower-cased, sorted by name
+    /// (the values of one name keep their order).
     public var varyingHeaders: [String] { parts.varyingHeaders }
     /// The request body, when there is one.
     public var body: Data? { parts.body }
@@ -81,23 +94,48 @@ public struct RequestKey: Hashable, Sendable, CustomStringConvertible, CustomRef
     ///
     /// - Parameters:
     ///   - request: The request as it will be sent (after adapters, before authorization).
-    ///   - extraHeaders: Header names, besides ``representationHeaders``, whose values distinguish requests.
+    ///   - extraHeaders: Header names whose values distinguish requests even when `ignoredHeaders` names them.
+    ///   - ignoredHeaders: Lower-cased header names whose values never change the response (see
+    ///     ``perCallHeaders``); a credential field is kept whatever this says.
     ///   - partition: An identity that partitions keys, such as the credential's identity.
-    public init(_ request: TransportRequest, varyingOn extraHeaders: [String] = [], partition: String? = nil) {
+    public init(
+        _ request: TransportRequest, varyingOn extraHeaders: [String] = [],
+        ignoring ignoredHeaders: Set<String> = RequestKey.perCallHeaders, partition: String? = nil
+    ) {
         var varyingHeaders: [String] = []
         var credentials: [String] = []
-        // Most requests to an API carry no header of their own before authorization: nothing to look up then.
+        // Most requests to an API carry no header of their own before authorization: nothing to look at then.
         if !request.headers.isEmpty {
-            let standard = Self.standardVaryingHeaders
-            let names = extraHeaders.isEmpty ? standard : standard + extraHeaders.map { $0.lowercased() }
-            varyingHeaders = names.compactMap { name in
-                request.headers[name].map { "\(name): \($0)" }
+            let policy = request.credentials
+            var lines: [(name: String, line: String)] = []
+            lines.reserveCapacity(request.headers.fields.count)
+            for field in request.headers.fields {
+                let name = field.canonicalName
+                if policy.headerNames.contains(name) {
+                    credentials.append(name + ": " + field.value)
+                } else if !ignoredHeaders.contains(name) || Self.names(extraHeaders, contain: name) {
+                    lines.append((name, name + ": " + field.value))
+                }
             }
-            credentials = request.credentials.credentialLines(of: request.headers)
+            varyingHeaders = Self.sortedByName(lines)
         }
         parts = Parts(
             method: request.method, url: request.urlText, varyingHeaders: varyingHeaders,
             body: request.body, partition: partition, credentials: credentials, policy: request.credentials)
+    }
+
+    /// Whether `names`, in any case, contain the lower-cased `name`.
+    private static func names(_ names: [String], contain name: String) -> Bool {
+        names.contains { $0.count == name.count && $0.lowercased() == name }
+    }
+
+    /// The lines ordered by name, the lines of one name in the order they came: the order between different names
+    /// never changes the meaning of a request, the order of one name's values may (RFC 9110 §5.3).
+    private static func sortedByName(_ lines: [(name: String, line: String)]) -> [String] {
+        guard lines.count > 1 else { return lines.map(\.line) }
+        return lines.enumerated()
+            .sorted { $0.element.name != $1.element.name ? $0.element.name < $1.element.name : $0.offset < $1.offset }
+            .map(\.element.line)
     }
 
     /// `METHOD url` and the varying headers, with the URL's credentials redacted and credential headers left out.

@@ -25,7 +25,8 @@
 ///     ``ClientEvent/Kind/requestStarted(method:url:)`` runs in the caller's task before anything else of the call,
 ///     so the caller's task-local values are visible there. Steps of a shared flight (attempts, retries, refreshes,
 ///     storing) run in the flight's task, which inherits the task-local values of the call that started it and
-///     carries that call's id. A background revalidation runs in a task of its own, started from the call.
+///     carries that call's id; once that call has left a flight others still wait for, the id of one of them (a
+///     call's events end with its last event). A background revalidation runs in a task of its own, started from the call.
 ///   - They must be quick and must not block: the call waits for them. Never call back into the client from them.
 ///   - Events carry no credential (see ``ClientEvent``); that holds for observers too.
 ///   - Call ids are unique per client only. When one observer serves several clients, tell their calls apart by

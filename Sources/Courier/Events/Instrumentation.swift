@@ -54,6 +54,9 @@ final class Instrumentation: Sendable {
         }
     }
 
+    /// Whether an event emitted now would reach anyone: an observer or a subscriber of the log.
+    var isListening: Bool { !observers.isEmpty || log.hasSubscribers }
+
     @inline(__always)
     func emit(_ id: CallID, _ kind: @autoclosure () -> ClientEvent.Kind) {
         guard observers.isEmpty else { return record(id, kind()) }
@@ -67,6 +70,21 @@ final class Instrumentation: Sendable {
         count(.upstreamCall)
         emit(id, .attemptSent(attempt: attempt, headers: self.redaction.redact(request.headers)))
         return log.elapsedTime
+    }
+
+    /// ``attemptSent(_:attempt:id:)`` for an attempt of a flight, reported for whoever its events belong to.
+    func attemptSent(_ request: TransportRequest, attempt: Int, of call: Courier.Call) -> Duration {
+        count(.upstreamCall)
+        call.emit(.attemptSent(attempt: attempt, headers: self.redaction.redact(request.headers)))
+        return log.elapsedTime
+    }
+
+    /// ``received(_:attempt:since:id:)`` for an attempt of a flight.
+    func received(_ response: TransportResponse, attempt: Int, since start: Duration, of call: Courier.Call) {
+        call.emit(
+            .responseReceived(
+                attempt: attempt, status: response.statusCode, bytes: response.body.count,
+                duration: self.log.elapsedTime - start))
     }
 
     func received(_ response: TransportResponse, attempt: Int, since start: Duration, id: CallID) {

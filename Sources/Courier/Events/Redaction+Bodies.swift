@@ -6,7 +6,8 @@ extension Redaction {
     /// cannot be found by name).
     ///
     /// Credentials in a body are found by the same names as everywhere else: a form field or a JSON member named like
-    /// one of the policy's query parameters or header fields (`password`, `refresh_token`, `authorization`).
+    /// one of the policy's query parameters or header fields (`password`, `refresh_token`, `authorization`). A body is
+    /// read as JSON when its type says so or when it starts with `{` or `[`, whatever its type says.
     func redactBody(_ body: Data, contentType: String?) -> String? {
         guard let text = String(data: body, encoding: .utf8),
             !text.unicodeScalars.contains(where: { $0.value < 0x20 && $0 != "\n" && $0 != "\r" && $0 != "\t" })
@@ -21,6 +22,10 @@ extension Redaction {
         case let type? where type == "application/json" || type.hasSuffix("+json"):
             return redactJSON(text)
         default:
+            // A JSON body sent with another type (or none) still has its members named like credentials: sniffed by
+            // its first character, and left out when it does not parse, as a body typed JSON is.
+            let first = text.utf8.first { $0 != 0x20 && $0 != 0x09 && $0 != 0x0A && $0 != 0x0D }
+            if first == UInt8(ascii: "{") || first == UInt8(ascii: "[") { return redactJSON(text) }
             return redact(text)
         }
     }

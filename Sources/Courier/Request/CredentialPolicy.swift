@@ -78,3 +78,26 @@ public struct CredentialPolicy: Sendable, Hashable {
         HeaderFields(fields: headers.fields.filter { !headerNames.contains($0.canonicalName) })
     }
 }
+
+extension CredentialPolicy {
+    /// Words that credential header names are made of. What a client adds to its policy is, in practice, built from
+    /// them: API keys (`X-Goog-Api-Key`, `Ocp-Apim-Subscription-Key`), tokens (`X-Amz-Security-Token`,
+    /// `X-CSRF-Token`), secrets, passwords, sessions, signatures; and what `authorize` writes is usually one of the
+    /// standard names or contains `auth`.
+    private static let credentialWords = [
+        "auth", "token", "secret", "password", "passwd", "credential", "session", "cookie", "signature", "key",
+    ]
+
+    /// Whether the field named `canonicalName` (lower case) may carry a credential for some client: what a value
+    /// printed without its client's policy (``HeaderFields/description``) hides.
+    ///
+    /// A policy matches exact names, and a description cannot see the client's, so it errs the other way: a
+    /// standard name, or a name containing a word from ``credentialWords``. Hiding a value that was not secret costs
+    /// a line of a log; showing one that was cannot be undone. `Idempotency-Key` is the one common exception: its
+    /// value is a request identifier that is worth seeing.
+    static func mayBeCredential(headerNamed canonicalName: String) -> Bool {
+        if standardHeaderNames.contains(canonicalName) { return true }
+        guard canonicalName != "idempotency-key" else { return false }
+        return credentialWords.contains { canonicalName.contains($0) }
+    }
+}

@@ -10,9 +10,9 @@
 /// headers.add(name: "Cache-Control", value: "no-cache")
 /// ```
 ///
-/// The ``description`` of a header list replaces the values of credentials (the fields
-/// ``CredentialPolicy/standard`` names, such as `Authorization`, `Cookie` and `X-API-Key`) with `<redacted>`, so
-/// headers can be logged safely.
+/// The ``description`` of a header list replaces the values of credentials with `<redacted>`, so headers can be
+/// logged safely: the fields ``CredentialPolicy/standard`` names (`Authorization`, `Cookie`, `X-API-Key`), any name
+/// that looks like a credential's (`X-Tenant-Secret`, `X-Session-Id`), and `Bearer`/`Basic` credentials in any value.
 public struct HeaderFields: Sendable, Hashable, ExpressibleByDictionaryLiteral {
     /// One header field: a name as it was written and its value.
     public struct Field: Sendable, Hashable {
@@ -228,14 +228,19 @@ extension HeaderFields: CustomReflectable {
 }
 
 extension HeaderFields.Field: CustomStringConvertible, CustomReflectable {
-    /// `Name: value`, with the value of a credential field (one ``CredentialPolicy/standard`` names)
-    /// replaced by `<redacted>`.
+    /// `Name: value`, with the value of a credential field replaced by `<redacted>`.
+    ///
+    /// A field printed on its own cannot see the client's ``CredentialPolicy``, so it hides every value any policy is
+    /// likely to name: the ``CredentialPolicy/standard`` names, and names made of the words credential names are made
+    /// of (`X-Tenant-Secret`, `X-Goog-Api-Key`, `X-Amz-Security-Token`, `X-Session-Id`). In any other value, a
+    /// `Bearer` or `Basic` credential, a URL's password and the standard secret query parameters are redacted.
     public var description: String {
         "\(name): \(shownValue)"
     }
 
     private var shownValue: String {
-        CredentialPolicy.standardHeaderNames.contains(canonicalName) ? Redaction.placeholder : value
+        CredentialPolicy.mayBeCredential(headerNamed: canonicalName)
+            ? Redaction.placeholder : Redaction.standard.redact(value)
     }
 
     /// The name and the value as in ``description``: reflection never shows a credential.

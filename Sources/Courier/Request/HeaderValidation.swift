@@ -8,6 +8,21 @@ enum HTTPToken {
     }
 }
 
+/// RFC 9110 §5.5 field values: the one check every text that becomes part of a header line passes, whichever API it
+/// came through (a request's headers, an adapter's or an observer's, an upload's `Content-Type`, a multipart part's
+/// `Content-Type`).
+enum FieldValue {
+    /// Whether `text` may be sent as a field value: no control character but horizontal tab (so no CR, LF or NUL),
+    /// no DEL. Bytes from 0x80 (UTF-8, RFC 9110's `obs-text`) pass.
+    ///
+    /// On bytes, not `Character`s: `"\r\n"` is one `Character`, so a filter of `"\r"` and `"\n"` characters lets
+    /// it through.
+    @inline(__always)
+    static func isValid(_ text: String) -> Bool {
+        text.utf8.allSatisfy { byte in byte == 0x09 || (byte >= 0x20 && byte != 0x7F) }
+    }
+}
+
 extension HeaderFields {
     /// Throws unless every name is a token and no value contains a control character other than tab.
     ///
@@ -18,10 +33,7 @@ extension HeaderFields {
             guard HTTPToken.isValid(field.name) else {
                 throw .invalidRequest(.invalidHeaderName(field.name))
             }
-            let valueIsClean = field.value.utf8.allSatisfy { byte in
-                byte == 0x09 || (byte >= 0x20 && byte != 0x7F)
-            }
-            guard valueIsClean else {
+            guard FieldValue.isValid(field.value) else {
                 throw .invalidRequest(.invalidHeaderValue(name: field.name))
             }
         }

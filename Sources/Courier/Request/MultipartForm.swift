@@ -10,13 +10,28 @@ import Foundation
 /// ```
 ///
 /// Names and file names are sent as UTF-8, as browsers send them (the HTML standard's form encoding, which RFC 7578
-/// §4.2 defers to): `"`, CR and LF are escaped as `%22`, `%0D` and `%0A`, and nothing else is, so `Grüße.txt` reaches
-/// the server as `Grüße.txt`. The boundary is random (128 bits), so it cannot occur in a part by accident.
+/// §4.2 defers to): `"`, CR and LF are escaped as `%22`, `%0D` and `%0A`, and `\` as `%5C` (so that neither a quote
+/// nor a backslash can end the quoted string early for a server that reads backslash escapes); nothing else is, so
+/// `Grüße.txt` reaches the server as `Grüße.txt`. The boundary is random (128 bits), so it cannot occur in a part by
+/// accident.
+///
+/// Nothing a caller gives can add a header line: ``makeBody()`` (and so every upload of the form) fails with
+/// ``APIError/invalidRequest(_:)`` (``InvalidRequestReason/invalidMultipartForm(_:)``), before anything is sent, when
+/// the boundary is not one RFC 2046 §5.1.1 allows, or a name, file name or part `Content-Type` contains any other
+/// control character (NUL, DEL, a line break in a `Content-Type`).
 public struct MultipartForm: Sendable {
     /// One part of the form.
     enum Part: Sendable {
         case data(name: String, filename: String?, contentType: String?, Data)
         case file(name: String, filename: String, contentType: String, URL)
+
+        /// What the part's header lines are made of.
+        var header: (name: String, filename: String?, contentType: String?) {
+            switch self {
+            case .data(let name, let filename, let contentType, _): (name, filename, contentType)
+            case .file(let name, let filename, let contentType, _): (name, filename, contentType)
+            }
+        }
     }
 
     /// The boundary between parts.
@@ -26,13 +41,18 @@ public struct MultipartForm: Sendable {
     /// Creates an empty form.
     ///
     /// - Parameter boundary: The boundary between parts; a random one by default. Give one only to reproduce a
-    ///   body exactly (in a test): it must not occur in any part.
+    ///   body exactly (in a test): it must not occur in any part, and must be 1 to 70 characters of RFC 2046 §5.1.1
+    ///   (letters, digits, `'()+_,-./:=?` and spaces, not ending in a space), or ``makeBody()`` fails.
     public init(boundary: String = "courier-" + UUID().uuidString.replacingOccurrences(of: "-", with: "")) {
         self.boundary = boundary
     }
 
-    /// The `Content-Type` of the form, with its boundary.
-    public var contentType: String { "multipart/form-data; boundary=\(boundary)" }
+    /// The `Content-Type` of the form, with its boundary: as a quoted string when it holds a character a token may
+    /// not (`boundary="a:b"`), as RFC 2046 §5.1.1 requires.
+    public var contentType: String {
+        HTTPToken.isValid(boundary)
+            ? "multipart/form-data; boundary=\(boundary)" : "multipart/form-data; boundary=\"\(boundary)\""
+    }
 
     /// Adds a text field.
     ///
@@ -70,8 +90,11 @@ public struct MultipartForm: Sendable {
     /// The form as a streamed body: replayable, its length the sum of its parts, each file read in chunks.
     ///
     /// - Returns: The body.
-    /// - Throws: ``APIError/fileAccess(_:)`` when a file of the form cannot be opened for reading; nothing is sent.
+    /// - Throws: ``APIError/invalidRequest(_:)`` when the boundary or a part's header cannot be sent (see the type's
+    ///   overview), or ``APIError/fileAccess(_:)`` when a file of the form cannot be opened for reading; nothing is
+    ///   sent.
     public func makeBody() throws(APIError) -> StreamedBody {
+        try validate()
         var segments: [Segment] = []
         var length = 0
         for (index, part) in parts.enumerated() {
@@ -98,21 +121,17 @@ public struct MultipartForm: Sendable {
 
     /// The header lines of a part, ending with the blank line.
     static func headers(of part: Part) -> String {
-        let (name, filename, contentType): (String, String?, String?)
-        switch part {
-        case .data(let partName, let partFilename, let partType, _):
-            (name, filename, contentType) = (partName, partFilename, partType)
-        case .file(let partName, let partFilename, let partType, _):
-            (name, filename, contentType) = (partName, partFilename, partType)
-        }
+        let (name, filename, contentType) = part.header
         var disposition = "Content-Disposition: form-data; name=\"\(escaped(name))\""
         if let filename { disposition += "; filename=\"\(escaped(filename))\"" }
         var lines = disposition + "\r\n"
-        if let contentType { lines += "Content-Type: \(contentType.filter { $0 != "\r" && $0 != "\n" })\r\n" }
+        // Checked by `validate()`: a type with a line break never gets here.
+        if let contentType { lines += "Content-Type: \(contentType)\r\n" }
         return lines + "\r\n"
     }
 
-    /// A name or file name as the HTML standard encodes it in a form's header: `"`, CR and LF percent-encoded.
+    /// A name or file name as the HTML standard encodes it in a form's header: `"`, CR and LF percent-encoded; and
+    /// `\`, which a server reading the quoted string with backslash escapes would take as escaping the closing quote.
     static func escaped(_ text: String) -> String {
         var result = ""
         for character in text.unicodeScalars {
@@ -120,10 +139,62 @@ public struct MultipartForm: Sendable {
             case "\"": result += "%22"
             case "\r": result += "%0D"
             case "\n": result += "%0A"
+            case "\\": result += "%5C"
             default: result.unicodeScalars.append(character)
             }
         }
         return result
+    }
+}
+
+// MARK: Validation
+
+extension MultipartForm {
+    /// Throws unless the boundary and every part's header values can be sent as they are.
+    ///
+    /// On bytes, with ``FieldValue``, the check every header value passes: `"\r\n"` is one `Character`, so a filter on
+    /// characters let it through into a part's header.
+    func validate() throws(APIError) {
+        guard Self.isValidBoundary(boundary) else {
+            throw .invalidRequest(
+                .invalidMultipartForm(
+                    "has a boundary that is not 1 to 70 characters of RFC 2046 §5.1.1 (letters, digits, '()+_,-./:=? "
+                        + "and spaces, not ending in a space)"))
+        }
+        for (index, part) in parts.enumerated() {
+            let (name, filename, contentType) = part.header
+            // Part numbers, not names, in the error: a name is the caller's data and may be what is malformed.
+            let problem: String? =
+                if let contentType, !FieldValue.isValid(contentType) {
+                    "the Content-Type"
+                } else if !Self.isValidName(name) {
+                    "the name"
+                } else if let filename, !Self.isValidName(filename) {
+                    "the file name"
+                } else {
+                    nil
+                }
+            if let problem {
+                throw .invalidRequest(
+                    .invalidMultipartForm("has a control character in \(problem) of part \(index + 1)"))
+            }
+        }
+    }
+
+    /// RFC 2046 §5.1.1: `bchars` (`DIGIT / ALPHA / "'" / "(" / ")" / "+" / "_" / "," / "-" / "." / "/" / ":" / "=" /
+    /// "?"` and space), 1 to 70 of them, the last not a space. None of them can end a line or a quoted string.
+    static func isValidBoundary(_ boundary: String) -> Bool {
+        let bytes = boundary.utf8
+        guard (1...70).contains(bytes.count), bytes.last != UInt8(ascii: " ") else { return false }
+        return bytes.allSatisfy { ByteSet.boundaryCharacters.contains($0) }
+    }
+
+    /// Whether a name or file name can be sent once ``escaped(_:)``: CR and LF are escaped, any other control
+    /// character (NUL, DEL, …) is refused rather than sent.
+    static func isValidName(_ text: String) -> Bool {
+        text.utf8.allSatisfy { byte in
+            byte == 0x09 || byte == 0x0A || byte == 0x0D || (byte >= 0x20 && byte != 0x7F)
+        }
     }
 }
 

@@ -8,24 +8,30 @@ extension TransportRequest {
     /// curl -X POST 'https://api.example.com/v1/sessions?api_key=<redacted>' \
     ///   -H 'Authorization: <redacted>' \
     ///   -H 'Content-Type: application/x-www-form-urlencoded' \
-    ///   --data-binary 'user=ada&password=<redacted>'
+    ///   --data-raw 'user=ada&password=<redacted>'
     /// ```
     ///
     /// What is a credential comes from ``credentials``, the policy behind every other redaction: the values of its
     /// header fields and query parameters, a URL's password, `Bearer`/`Basic` credentials in any header, and body
     /// members named like its header fields or query parameters (in a form or a JSON body). A body that is not text,
     /// or that claims to be JSON and does not parse, is left out (`# body: 12 bytes, not shown`): its secrets could
-    /// not be found. Every argument is single-quoted for a POSIX shell.
+    /// not be found. A body that looks like JSON (it starts with `{` or `[`) is read as JSON whatever its
+    /// `Content-Type` says. Every argument is single-quoted for a POSIX shell.
+    ///
+    /// The command is safe to paste: the body goes in `--data-raw`, which never reads a file (with `--data-binary`, a
+    /// body that starts with `@` names a local file for curl to send), and a header with an empty value is written
+    /// `-H 'Name;'`, curl's form for it (`-H 'Name: '` would tell curl to leave the header out).
     public var curlDescription: String {
         let redaction = Redaction(credentials)
         var lines = ["curl" + Self.methodOption(method) + " " + Self.quoted(redaction.redact(url))]
         for field in redaction.redact(headers).fields {
-            lines.append("-H " + Self.quoted(field.name + ": " + redaction.redact(field.value)))
+            let value = redaction.redact(field.value)
+            lines.append("-H " + Self.quoted(value.isEmpty ? field.name + ";" : field.name + ": " + value))
         }
         var trailer: String?
         if let body, !body.isEmpty {
             if let text = redaction.redactBody(body, contentType: headers["Content-Type"]) {
-                lines.append("--data-binary " + Self.quoted(text))
+                lines.append("--data-raw " + Self.quoted(text))
             } else {
                 trailer = "# body: \(body.count) bytes, not shown"
             }

@@ -9,6 +9,17 @@ import Foundation
 /// iterating task is cancelled (closing the connection), when the server answers `204 No Content`, or after
 /// `maxReconnects` reconnections in a row that delivered no event.
 ///
+/// The reconnection delay is never shorter than ``minimumReconnectionDelay`` (a `retry: 0` would otherwise reconnect
+/// hundreds of times a second). While reconnections deliver no event, the wait doubles each time, with jitter (a
+/// random wait between half and all of it, so that clients dropped together do not return together), up to
+/// ``maximumReconnectionDelay``; the first event resets it. A request that may not be sent twice (a method that is
+/// not idempotent, such as `POST`, without an `Idempotency-Key` header) is never reconnected: its sequence ends when
+/// the connection does, with the error when it broke.
+///
+/// An event's `id` is kept as the server sent it (``ServerSentEvent/lastEventID``), but an ID that is not a valid
+/// header value (one with a control character, which the standard allows) is not sent as `Last-Event-ID`: the
+/// reconnection goes without one, as if the stream had no ID, rather than failing for good.
+///
 /// A response that is not `200` with `Content-Type: text/event-stream` ends the sequence with an ``APIError``, as the
 /// WHATWG standard fails such a connection rather than retrying it.
 public struct ServerSentEvents: AsyncSequence, Sendable {
@@ -20,6 +31,14 @@ public struct ServerSentEvents: AsyncSequence, Sendable {
     let lastEventID: String?
     let reconnectionDelay: Duration
     let maxReconnects: Int?
+
+    /// The shortest wait before a reconnection, whatever the server asks with `retry:` (a `retry: 0` would otherwise
+    /// reconnect hundreds of times a second) and whatever the caller's `reconnectionDelay`: 100 ms.
+    public static let minimumReconnectionDelay = Duration.milliseconds(100)
+
+    /// The longest wait that backing off after failed reconnections grows to: 30 seconds, or the reconnection delay
+    /// itself when the server or the caller asked for a longer one.
+    public static let maximumReconnectionDelay = Duration.seconds(30)
 
     /// Returns an iterator that connects on its first `next()`.
     public func makeAsyncIterator() -> AsyncIterator {
@@ -67,6 +86,10 @@ public struct ServerSentEvents: AsyncSequence, Sendable {
                 guard let chunk else {
                     self.body = nil
                     parser.reset()
+                    if !events.mayReconnect {
+                        isFinished = true
+                        if let lastFailure { throw lastFailure }
+                    }
                     continue
                 }
                 pending = try parser.feed(chunk)
@@ -82,19 +105,21 @@ public struct ServerSentEvents: AsyncSequence, Sendable {
                     if let lastFailure { throw lastFailure }
                     return
                 }
+                let delay = reconnectionDelay()
                 failedReconnects += 1
-                try await events.client.configuration.clock.sleep(
-                    for: parser.reconnectionTime ?? events.reconnectionDelay)
+                try await events.client.configuration.clock.sleep(for: delay)
             }
             hasConnected = true
             var request = events.request
             request.headers["Accept"] = "text/event-stream"
             request.headers["Cache-Control"] = "no-store"
-            if let id = parser.lastEventID, !id.isEmpty { request.headers["Last-Event-ID"] = id }
+            if let id = parser.lastEventID, !id.isEmpty, Self.isValidFieldValue(id) {
+                request.headers["Last-Event-ID"] = id
+            }
             let response: StreamedResponse
             do {
                 response = try await events.client.stream(request)
-            } catch let error as APIError where error.isReconnectable {
+            } catch let error as APIError where error.isReconnectable && events.mayReconnect {
                 lastFailure = error
                 return
             }
@@ -115,6 +140,41 @@ public struct ServerSentEvents: AsyncSequence, Sendable {
             }
             body = response.body
         }
+
+        /// The wait before the next reconnection: the server's `retry:` (or the caller's delay), at least
+        /// ``ServerSentEvents/minimumReconnectionDelay``; after reconnections that delivered nothing, doubled for each,
+        /// up to ``ServerSentEvents/maximumReconnectionDelay`` (or the base, when longer), with equal jitter.
+        private func reconnectionDelay() -> Duration {
+            let base = Swift.max(
+                parser.reconnectionTime ?? events.reconnectionDelay, ServerSentEvents.minimumReconnectionDelay)
+            guard failedReconnects > 0 else { return base }
+            let cap = Swift.max(base, ServerSentEvents.maximumReconnectionDelay)
+            var ceiling = base
+            // Doubling stops at the cap, so it never overflows whatever the base.
+            for _ in 0..<failedReconnects {
+                guard ceiling <= cap / 2 else {
+                    ceiling = cap
+                    break
+                }
+                ceiling *= 2
+            }
+            let half = ceiling / 2
+            return half + half * Double.random(in: 0...1)
+        }
+
+        /// Whether `id` may be sent as a header value: no control character but tab, as every header is checked.
+        private static func isValidFieldValue(_ id: String) -> Bool {
+            var fields = HeaderFields()
+            fields["Last-Event-ID"] = id
+            return (try? fields.validate()) != nil
+        }
+    }
+}
+
+extension ServerSentEvents {
+    /// Whether a dropped connection may be opened again: only for a request that may be sent twice.
+    var mayReconnect: Bool {
+        request.method.isIdempotent || request.headers.contains("Idempotency-Key")
     }
 }
 
@@ -154,7 +214,10 @@ extension APIClient {
     ///   - request: The request that opens the stream.
     ///   - lastEventID: The ID of the last event already seen, to resume after it.
     ///   - reconnectionDelay: How long to wait before reconnecting until the server sets its own with `retry:`;
-    ///     3 seconds by default. Waited on the client's ``APIClient/Configuration/clock``.
+    ///     3 seconds by default, never less than ``ServerSentEvents/minimumReconnectionDelay``, and backed off while
+    ///     reconnections deliver nothing (see ``ServerSentEvents``). Waited on the client's
+    ///     ``APIClient/Configuration/clock``. A request that may not be sent twice (a `POST` without an
+    ///     `Idempotency-Key`) is never reconnected.
     ///   - maxReconnects: How many reconnections in a row may fail to deliver an event before the sequence ends
     ///     (with the last failure); `nil`, the default, reconnects for as long as the task iterates.
     /// - Returns: The events.

@@ -24,6 +24,11 @@ struct ByteSet: Sendable, Equatable {
     /// and `?` (RFC 3986 §3.3, §3.4), plus `%`, which the caller checks starts a valid escape.
     static var urlTarget: ByteSet { ByteSet(low: 0xafff_fff2_0000_0000, high: 0x47ff_fffe_87ff_ffff) }
 
+    /// `bchars` (RFC 2046 §5.1.1), the characters of a multipart boundary: ``letters``, digits, space and
+    /// `'()+_,-./:=?`. Off the request path, so built from its characters.
+    static let boundaryCharacters = ByteSet("'()+_,-./:=? 0123456789").union(
+        "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz")
+
     init(low: UInt64, high: UInt64) {
         self.low = low
         self.high = high

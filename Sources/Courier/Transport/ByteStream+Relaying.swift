@@ -1,14 +1,6 @@
 import Foundation
 
 extension ByteStream {
-    /// The next chunk, `nil` at the end. Every iterator of a stream reads the same producer, so a fresh iterator
-    /// continues where the last one stopped: this is how a stream is relayed by another without keeping an iterator
-    /// (which is not `Sendable`) in a closure.
-    func nextChunk() async throws -> Data? {
-        var iterator = makeAsyncIterator()
-        return try await iterator.next()
-    }
-
     /// The same chunks, with a copy of them kept aside while it stays within `limit` bytes; when the stream ends
     /// normally with the copy whole, `complete` gets it (before the reader sees the end). Past the limit the copy is
     /// dropped at once, so the stream passes through without being buffered.
@@ -37,6 +29,24 @@ extension ByteStream {
         ByteStream(next: {
             let chunk = try await self.nextChunk()
             if let chunk { observe(chunk.count) }
+            return chunk
+        })
+    }
+
+    /// The same chunks, failing with ``InvalidRequestReason/bodyLengthMismatch(declared:produced:)`` when they add up
+    /// to more than `length` (before the chunk that passes it is handed on) or end short of it.
+    func holding(toLength length: Int) -> ByteStream {
+        let produced = Locked(0)
+        return ByteStream(next: {
+            let chunk = try await self.nextChunk()
+            let total = produced.withLock { produced in
+                let count = chunk?.count ?? 0
+                produced = count > Int.max - produced ? Int.max : produced + count
+                return produced
+            }
+            if chunk == nil ? total != length : total > length {
+                throw APIError.invalidRequest(.bodyLengthMismatch(declared: length, produced: total))
+            }
             return chunk
         })
     }

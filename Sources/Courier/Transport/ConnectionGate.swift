@@ -84,6 +84,15 @@ final class ConnectionGate: Sendable {
         }
     }
 
+    /// How many entries `host`'s arrival order holds, withdrawn ones included (for tests: it must stay
+    /// proportional to the requests queued, whoever left).
+    func arrivalOrderCount(for host: String) -> Int {
+        state.withLock { state in
+            guard let queue = state.hosts[host] else { return 0 }
+            return queue.order.count - queue.head
+        }
+    }
+
     /// What a queued request runs when it is given a slot.
     typealias Start = @Sendable () -> Void
 
@@ -92,9 +101,14 @@ final class ConnectionGate: Sendable {
         var nextID: UInt64 = 0
     }
 
-    /// One host's slots and waiters. Waiters are found by id (a cancelled one leaves in O(1)); `order` keeps
-    /// arrival order and skips ids that already left.
+    /// One host's slots and waiters. Waiters are found by id (a cancelled one leaves in O(1)); `order` keeps arrival
+    /// order. The id of a waiter that left stays in `order` until it is skipped or compacted away: `order` is emptied
+    /// when the last waiter leaves and compacted once such ids outnumber the waiters, so it stays proportional to
+    /// the waiters however many callers time out or cancel while every slot is held.
     private struct Queue {
+        /// Below this many departed ids, `order` is not compacted (compacting a short array saves nothing).
+        static let departedSlack = 32
+
         var admitted = 0
         var waiters: [UInt64: Start] = [:]
         var order: [UInt64] = []
@@ -113,7 +127,23 @@ final class ConnectionGate: Sendable {
         }
 
         mutating func remove(_ id: UInt64) -> Start? {
-            waiters.removeValue(forKey: id)
+            guard let start = waiters.removeValue(forKey: id) else { return nil }
+            dropDeparted()
+            return start
+        }
+
+        /// Forgets the ids of waiters that left: all of them when none waits any more, else once they outnumber the
+        /// waiters (amortized O(1) a departure).
+        private mutating func dropDeparted() {
+            guard !waiters.isEmpty else {
+                order.removeAll(keepingCapacity: true)
+                head = 0
+                return
+            }
+            let departed = order.count - head - waiters.count
+            guard departed > max(waiters.count, Self.departedSlack) else { return }
+            order = order[head...].filter { waiters[$0] != nil }
+            head = 0
         }
 
         /// The next waiter, who takes over the slot; or nil, and the slot is free.

@@ -41,11 +41,18 @@ public struct StreamedBody: Sendable, Hashable {
 
     /// Makes the stream of the body's bytes for one attempt.
     ///
+    /// A body with a ``length`` is held to it here, so that every transport gets the check: the stream fails with
+    /// ``InvalidRequestReason/bodyLengthMismatch(declared:produced:)`` as soon as it passes the length, or at its end
+    /// when it falls short (a file cut after it was measured), instead of letting the request go out short or long
+    /// as if it were whole.
+    ///
     /// - Returns: The body's bytes from the start.
     /// - Throws: ``APIError/invalidRequest(_:)`` with ``InvalidRequestReason/bodyNotReplayable`` when a
     ///   one-shot body was already handed out; the factory's own error otherwise.
     public func makeChunks() throws -> ByteStream {
-        try producer.makeChunks()
+        let chunks = try producer.makeChunks()
+        guard let length else { return chunks }
+        return chunks.holding(toLength: length)
     }
 
     /// Reads the whole body into memory, for a transport that only sends buffered bodies.

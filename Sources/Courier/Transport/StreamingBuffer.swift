@@ -1,14 +1,17 @@
 import Foundation
 
-/// The hand-over between a producer thread that may wait only briefly (URLSession's callbacks, delivering response
-/// bytes) and one asynchronous reader: the state machine behind a streamed response body of ``URLSessionTransport``.
+/// The hand-over between a producer that must never wait (URLSession's callbacks, delivering response bytes) and one
+/// asynchronous reader: the state machine behind a streamed response body of ``URLSessionTransport``.
 ///
-/// The producer appends chunks. Once `pauseAt` bytes wait unread it is told to wait (``Push/wait``), and the reader
-/// wakes it (``Pull/chunk(_:wakeProducer:)``) once it has drained them to a quarter of that. A producer whose wait
-/// ran out (``producerStoppedWaiting()``) is not told to wait again until the reader has caught up; it is stopped
-/// for good at `limit` (``Push/overflow``). When the reader fell behind, what waits is handed over in pieces of up to
-/// ``batchBytes``, so that catching up costs one wake-up per batch instead of one per network read. Every method is
-/// a short critical section that returns what to do; waking and resuming happen after it, outside the lock.
+/// The producer appends chunks and is never made to wait. Where the transfer can be paused without blocking anyone
+/// (`pauseAt` set: Apple's URLSession, whose `suspend()` stops reading), the producer is told to pause
+/// (``Push/pause``) once `pauseAt` bytes wait unread, and to resume (``Pull/chunk(_:resumeProducer:)``) once the reader
+/// has drained them to a quarter of that. Without (`pauseAt` nil: FoundationNetworking, whose callbacks run on the
+/// one queue every URLSession of the process shares, and whose `suspend()` restarts the request) the bytes are
+/// buffered, and the stream ends at `limit` (``Push/overflow``). When the reader fell behind, what waits is handed
+/// over in pieces of up to ``batchBytes``, so that catching up costs one wake-up per batch instead of one per network
+/// read. Every method is a short critical section that returns what to do; resuming happens after it, outside the
+/// lock.
 struct StreamingBuffer: Sendable {
     /// What the producer must do after offering a chunk.
     enum Push {
@@ -16,16 +19,16 @@ struct StreamingBuffer: Sendable {
         case proceed
         /// Hand the chunk to the reader that waits for it.
         case deliver(CheckedContinuation<Data?, any Error>, Data)
-        /// Wait until the reader drains the buffer (or the stream ends).
-        case wait
+        /// `pauseAt` bytes wait unread: pause the transfer until a pull says to resume it.
+        case pause
         /// `limit` bytes wait unread: end the stream.
         case overflow
     }
 
     /// What the reader gets when it asks for the next chunk.
     enum Pull {
-        /// A chunk; wake the waiting producer when `wakeProducer`.
-        case chunk(Data, wakeProducer: Bool)
+        /// A chunk; resume the paused transfer when `resumeProducer`.
+        case chunk(Data, resumeProducer: Bool)
         /// The body ended normally.
         case end
         /// The body ended with an error.
@@ -38,19 +41,22 @@ struct StreamingBuffer: Sendable {
     static let batchBytes = 1 << 20
 
     let limit: Int
-    let pauseAt: Int
+    /// How many unread bytes pause the transfer; nil when it is never paused.
+    let pauseAt: Int?
     private var chunks: [Data] = []
     private var first = 0
     private var buffered = 0
     private var reader: CheckedContinuation<Data?, any Error>?
-    private var producerWaiting = false
-    /// False once a wait of the producer ran out, until the reader catches up.
-    private var producerMayWait = true
+    private var producerPaused = false
     private var end: Result<Void, any Error>?
 
-    init(limit: Int, pauseAt: Int) {
-        self.limit = max(1, limit)
-        self.pauseAt = min(max(1, pauseAt), self.limit)
+    /// - Parameters:
+    ///   - limit: The most unread bytes held; the stream ends there.
+    ///   - pauseAt: How many unread bytes pause the transfer (at most `limit`); nil to never pause it.
+    init(limit: Int, pauseAt: Int?) {
+        let limit = max(1, limit)
+        self.limit = limit
+        self.pauseAt = pauseAt.map { min(max(1, $0), limit) }
     }
 
     /// Whether the body has ended (normally, with an error, or because the reader left).
@@ -66,9 +72,9 @@ struct StreamingBuffer: Sendable {
         chunks.append(chunk)
         buffered += chunk.count
         if buffered >= limit { return .overflow }
-        guard buffered >= pauseAt, producerMayWait else { return .proceed }
-        producerWaiting = true
-        return .wait
+        guard let pauseAt, buffered >= pauseAt, !producerPaused else { return .proceed }
+        producerPaused = true
+        return .pause
     }
 
     /// The reader asks for the next chunk; `continuation` is kept when there is none yet.
@@ -80,11 +86,9 @@ struct StreamingBuffer: Sendable {
                 chunks.removeAll(keepingCapacity: true)
                 first = 0
             }
-            let caughtUp = buffered <= pauseAt / 4
-            if caughtUp { producerMayWait = true }
-            let wake = producerWaiting && caughtUp
-            if wake { producerWaiting = false }
-            return .chunk(chunk, wakeProducer: wake)
+            let resume = producerPaused && buffered <= (pauseAt ?? 0) / 4
+            if resume { producerPaused = false }
+            return .chunk(chunk, resumeProducer: resume)
         }
         switch end {
         case .success?: return .end
@@ -111,31 +115,25 @@ struct StreamingBuffer: Sendable {
         return batch
     }
 
-    /// The producer's wait ran out before the reader woke it. Returns whether a wake-up was sent meanwhile (the
-    /// producer must then take it, so that it does not end a later wait early).
-    mutating func producerStoppedWaiting() -> Bool {
-        guard producerWaiting else { return true }
-        producerWaiting = false
-        producerMayWait = false
-        return false
+    /// How ``finish(_:discarding:)`` went.
+    enum Finish {
+        /// The body had already ended: nothing to do.
+        case alreadyEnded
+        /// The body ends now; resume `reader` (if one waits) with the end.
+        case ended(reader: CheckedContinuation<Data?, any Error>?)
     }
 
-    /// Ends the body; what is still buffered stays readable unless `discarding` (the reader left). Returns the
-    /// reader to resume and whether the producer must be woken; nil when the body had already ended.
-    mutating func finish(_ result: Result<Void, any Error>, discarding: Bool = false)
-        -> (reader: CheckedContinuation<Data?, any Error>?, wakeProducer: Bool)?
-    {
-        guard end == nil else { return nil }
+    /// Ends the body; what is still buffered stays readable unless `discarding` (the reader left). A paused transfer
+    /// is not resumed: it has ended, or is being cancelled.
+    mutating func finish(_ result: Result<Void, any Error>, discarding: Bool = false) -> Finish {
+        guard end == nil else { return .alreadyEnded }
         end = result
         if discarding {
             chunks = []
             first = 0
             buffered = 0
         }
-        defer {
-            reader = nil
-            producerWaiting = false
-        }
-        return (reader, producerWaiting)
+        defer { reader = nil }
+        return .ended(reader: reader)
     }
 }

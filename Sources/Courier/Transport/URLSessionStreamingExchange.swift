@@ -9,22 +9,25 @@ import Foundation
 ///
 /// ## Back-pressure
 ///
-/// FoundationNetworking cannot pause a transfer: `URLSessionTask.suspend()` removes libcurl's handle from the
-/// session, and in a loopback test data kept arriving while suspended (3 MB/s after the suspend, the whole body in
-/// the end); resuming a suspended task sent the request again and appended the body from its start. What does stop
-/// libcurl is its write callback not returning: it runs on the session's work queue and hands each chunk to the
-/// delegate queue. So every streamed exchange gets a session of its own whose delegate queue runs operations inline
-/// (``InlineDelegateQueue``): the delegate's `didReceive(_:)` runs inside libcurl's callback, and once
-/// ``URLSessionTransport/streamPauseBytes`` wait unread it waits there until the reader drains them. libcurl then
-/// stops reading the socket, TCP's window closes, and the server waits. That wait is bounded (`longestWait`),
-/// because all sessions of the process share one work queue: see `urlSession(_:dataTask:didReceive:)`. The cost is
-/// a session per stream (no connection reuse between streams), small next to a body worth streaming.
+/// No delivery callback ever waits for the reader. On Linux every URLSession of the process runs its libcurl work,
+/// and so its callbacks, on one shared queue: a callback that waited there for a slow reader stopped every other
+/// request of the process with it. And FoundationNetworking cannot pause a transfer: `URLSessionTask.suspend()`
+/// removes libcurl's handle from the session, and in a loopback test data kept arriving while suspended (3 MB/s
+/// after the suspend, the whole body in the end); resuming a suspended task sent the request again and appended the
+/// body from its start. So on Linux the bytes are buffered, up to ``URLSessionTransport/streamBufferBytes``, and a
+/// reader that falls that far behind ends the stream with ``APIError/responseTooLarge(limit:)``: TCP never pushes
+/// back on the server, and a consumer that may stop for long needs a transport with real back-pressure (the
+/// AsyncHTTPClient one). Apple's URLSession does pause a suspended task, so there the task is suspended once
+/// ``URLSessionTransport/streamPauseBytes`` wait unread and resumed once the reader drained them to a quarter.
+///
+/// Each streamed exchange has a session of its own (no connection reuse between streams, small next to a body worth
+/// streaming), whose delegate, on Linux, runs inline on libcurl's callbacks (``InlineDelegateQueue``): each callback
+/// only takes the lock.
 ///
 /// ## Ending
 ///
 /// The reader's cancellation, a reader that lets the body go unread, and the caller's cancellation while waiting
-/// for the head all cancel the task: the blocked callback is woken first (so that `cancel()`, which waits for the
-/// work queue, never waits for a reader), then the task is cancelled from ``queue``. The session is invalidated once
+/// for the head all cancel the task, from ``queue`` (`cancel()` waits for the session's work queue). The session is invalidated once
 /// the task completes, which releases this delegate.
 final class URLSessionStreamingExchange: NSObject, URLSessionDataDelegate, Sendable {
     private struct State {
@@ -39,11 +42,16 @@ final class URLSessionStreamingExchange: NSObject, URLSessionDataDelegate, Senda
     }
 
     private let state: Locked<State>
-    private let producerWake = DispatchSemaphore(value: 0)
-    /// The longest a delivery callback waits for the reader (see `urlSession(_:dataTask:didReceive:)`).
-    static let longestWait = DispatchTimeInterval.milliseconds(50)
-    /// Where the session is made, its task resumed and cancelled, and the session invalidated: each of them waits
-    /// for the session's work queue, which must never be this exchange's blocked callback.
+    /// How many unread bytes pause the task: never on Linux, where pausing is not possible (see "Back-pressure").
+    static let pauseAt: Int? = {
+        #if canImport(FoundationNetworking)
+            return nil
+        #else
+            return URLSessionTransport.streamPauseBytes
+        #endif
+    }()
+    /// Where the session is made, its task resumed, suspended and cancelled, and the session invalidated: each of
+    /// them waits for the session's work queue, which must never be one of this exchange's callbacks.
     private let queue = DispatchQueue(label: "Courier.URLSessionStreamingExchange")
     private let request: URLRequest
     private let origin: URL
@@ -65,7 +73,7 @@ final class URLSessionStreamingExchange: NSObject, URLSessionDataDelegate, Senda
         self.hasStreamedBody = hasStreamedBody
         self.bufferLimit = bufferLimit
         self.state = Locked(
-            State(body: StreamingBuffer(limit: bufferLimit, pauseAt: URLSessionTransport.streamPauseBytes)))
+            State(body: StreamingBuffer(limit: bufferLimit, pauseAt: Self.pauseAt)))
     }
 
     // MARK: Driving the Exchange
@@ -83,7 +91,7 @@ final class URLSessionStreamingExchange: NSObject, URLSessionDataDelegate, Senda
                 guard proceed else { return continuation.resume(throwing: CancellationError()) }
                 queue.async { [self] in
                     let session = URLSession(
-                        configuration: configuration, delegate: self, delegateQueue: InlineDelegateQueue())
+                        configuration: configuration, delegate: self, delegateQueue: Self.delegateQueue())
                     let task = session.dataTask(with: request)
                     let started = state.withLock { state in
                         state.session = session
@@ -104,8 +112,8 @@ final class URLSessionStreamingExchange: NSObject, URLSessionDataDelegate, Senda
         return ByteStream(next: { try await reader.next() })
     }
 
-    /// Stops the exchange for good: the head waiter and the reader get `CancellationError`, the callback blocked on
-    /// a full buffer is woken, and the task is cancelled.
+    /// Stops the exchange for good: the head waiter and the reader get `CancellationError`, and the task is
+    /// cancelled.
     func cancel() {
         let (head, ended, task, session) = state.withLock { state in
             state.cancelled = true
@@ -116,8 +124,7 @@ final class URLSessionStreamingExchange: NSObject, URLSessionDataDelegate, Senda
             )
         }
         head?.resume(throwing: CancellationError())
-        ended?.reader?.resume(throwing: CancellationError())
-        if ended?.wakeProducer == true { producerWake.signal() }
+        if case .ended(let reader?) = ended { reader.resume(throwing: CancellationError()) }
         if let task {
             queue.async { task.cancel() }
         } else if let session {
@@ -128,9 +135,16 @@ final class URLSessionStreamingExchange: NSObject, URLSessionDataDelegate, Senda
     fileprivate func next() async throws -> Data? {
         try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
-                switch state.withLock({ $0.body.pull(continuation) }) {
-                case .chunk(let chunk, let wake):
-                    if wake { producerWake.signal() }
+                let pulled = state.withLock { state in
+                    let pulled = state.body.pull(continuation)
+                    // Enqueued inside the lock, as the pause is, so that the task sees them in the order decided.
+                    if case .chunk(_, resumeProducer: true) = pulled, let task = state.task {
+                        queue.async { task.resume() }
+                    }
+                    return pulled
+                }
+                switch pulled {
+                case .chunk(let chunk, _):
                     continuation.resume(returning: chunk)
                 case .end: continuation.resume(returning: nil)
                 case .failed(let error): continuation.resume(throwing: error)
@@ -142,7 +156,7 @@ final class URLSessionStreamingExchange: NSObject, URLSessionDataDelegate, Senda
         }
     }
 
-    // MARK: Delegate Callbacks (inline, on the session's work queue)
+    // MARK: Delegate Callbacks (on Linux inline, on the session's work queue: none of them waits)
 
     func urlSession(
         _ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
@@ -166,20 +180,15 @@ final class URLSessionStreamingExchange: NSObject, URLSessionDataDelegate, Senda
     }
 
     func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
-        switch state.withLock({ $0.body.push(data) }) {
-        case .proceed: break
+        let pushed = state.withLock { state in
+            let pushed = state.body.push(data)
+            // Enqueued inside the lock, as the resume is, so that the task sees them in the order decided.
+            if case .pause = pushed { queue.async { dataTask.suspend() } }
+            return pushed
+        }
+        switch pushed {
+        case .proceed, .pause: break
         case .deliver(let reader, let chunk): reader.resume(returning: chunk)
-        case .wait:
-            // Back-pressure, bounded in time: while this callback waits libcurl reads no more, TCP's window closes
-            // and the server waits. But every URLSession of the process runs its callbacks on one shared queue, so
-            // the wait stops them all, and the reader may need a thread that one of them holds: so it never lasts
-            // longer than `longestWait`. A wait that runs out means the reader is stalled, not slow; the buffer then
-            // takes the bytes (to `bufferLimit`) without waiting again until the reader has caught up.
-            if producerWake.wait(timeout: .now() + Self.longestWait) == .timedOut,
-                state.withLock({ $0.body.producerStoppedWaiting() })
-            {
-                producerWake.wait()  // the wake-up sent as the wait ran out: taken, so that it ends no later wait
-            }
         case .overflow:
             // A reader this far behind ends the stream rather than let memory grow; what is buffered is still
             // delivered first.
@@ -251,12 +260,22 @@ final class URLSessionStreamingExchange: NSObject, URLSessionDataDelegate, Senda
     }
 
     private func endBody(_ result: Result<Void, any Error>) {
-        guard let ended = state.withLock({ $0.body.finish(result) }) else { return }
+        guard case .ended(let reader?) = state.withLock({ $0.body.finish(result) }) else { return }
         switch result {
-        case .success: ended.reader?.resume(returning: nil)
-        case .failure(let error): ended.reader?.resume(throwing: error)
+        case .success: reader.resume(returning: nil)
+        case .failure(let error): reader.resume(throwing: error)
         }
-        if ended.wakeProducer { producerWake.signal() }
+    }
+
+    /// Where the exchange's session calls it. On Linux inline (``InlineDelegateQueue``): FoundationNetworking calls the
+    /// delegate from libcurl's callbacks, and an `OperationQueue` there costs a thread hop per callback; none of the
+    /// callbacks waits. Apple's URLSession keeps its default serial queue.
+    private static func delegateQueue() -> OperationQueue? {
+        #if canImport(FoundationNetworking)
+            return InlineDelegateQueue()
+        #else
+            return nil
+        #endif
     }
 
     private func outcome(of state: State, error: (any Error)?, task: URLSessionTask) -> Result<Void, any Error> {
@@ -283,8 +302,8 @@ extension URLSessionStreamingExchange {
 }
 
 /// A delegate queue that runs every operation at once, on the thread that adds it. FoundationNetworking adds the
-/// delegate callbacks of a task from libcurl's callbacks, on the session's work queue, so with this queue a
-/// delegate that does not return holds libcurl back: the back-pressure of ``URLSessionStreamingExchange``.
+/// delegate callbacks of a task from libcurl's callbacks, on the session's work queue, which every session of the
+/// process shares: a delegate on this queue must never wait.
 ///
 /// `@unchecked Sendable` only restates `OperationQueue`'s own conformance, as Swift requires of a subclass; the
 /// queue adds no state.

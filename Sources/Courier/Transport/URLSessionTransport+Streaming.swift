@@ -43,12 +43,12 @@ extension URLSessionTransport {
     public func stream(_ request: TransportRequest) async throws -> StreamedTransportResponse {
         try Task.checkCancellation()
         var urlRequest = Self.urlRequest(for: request)
-        var spooled: URL?
+        var spooled: SpoolFile?
         if let body = request.streamedBody {
             let file = try await Self.spool(body)
             spooled = file
             urlRequest.httpBody = nil
-            urlRequest.httpBodyStream = InputStream(url: file)
+            urlRequest.httpBodyStream = InputStream(url: file.url)
             #if canImport(FoundationNetworking)
                 // libcurl frames a body of unknown length as chunked even when the request names a length, and a
                 // request with both is malformed (RFC 9112 §6.3): the length is left out, the body goes chunked.
@@ -59,12 +59,20 @@ extension URLSessionTransport {
                 }
             #endif
         }
-        // The stream holds the file open once the upload started; on Linux removing it then only drops its name.
-        defer { if let spooled { try? FileManager.default.removeItem(at: spooled) } }
+        // The stream holds the file open once the upload started, and removing it then only drops its name: it is
+        // removed as soon as the first bytes are reported sent, and at the latest when the exchange ends here, so a
+        // crash leaves it behind only while it is being written.
+        defer { spooled?.remove() }
+        var bodySent = request.streamedBody?.sendObserver
+        if let spooled {
+            bodySent = { [observer = bodySent] sent in
+                spooled.remove()
+                observer?(sent)
+            }
+        }
         let exchange = URLSessionStreamingExchange(
             request: urlRequest, origin: request.url, credentialHeaderNames: request.credentials.headerNames,
-            bufferLimit: Self.streamBufferBytes, hasStreamedBody: request.streamedBody != nil,
-            bodySent: request.streamedBody?.sendObserver)
+            bufferLimit: Self.streamBufferBytes, hasStreamedBody: request.streamedBody != nil, bodySent: bodySent)
         let head = try await exchange.start(configuration: session.configuration)
         return StreamedTransportResponse(
             statusCode: head.statusCode, headers: Self.headers(of: head), body: exchange.body())
@@ -77,13 +85,18 @@ extension URLSessionTransport {
     /// so waiting there for the next chunk stopped every request of the process until it came, and the task that
     /// produces it may need a thread that a request blocked on that queue holds. Seen here as a hang of the whole
     /// test suite. A file is read without waiting on anyone; the body costs disk, not memory.
-    static func spool(_ body: StreamedBody) async throws -> URL {
-        let file = FileManager.default.temporaryDirectory.appendingPathComponent("courier-upload-\(UUID().uuidString)")
-        guard FileManager.default.createFile(atPath: file.path, contents: nil),
-            let handle = FileHandle(forWritingAtPath: file.path)
-        else {
-            throw APIError.transport(.other, underlying: CocoaError(.fileWriteUnknown))
+    ///
+    /// The file is the caller's data: it is created new (`O_CREAT | O_EXCL`, never through a name someone else made)
+    /// with mode 0600, so that no other user of the machine can read it, and removed as soon as it is no longer
+    /// needed. A body that does not deliver its declared length fails here, before anything is sent.
+    static func spool(_ body: StreamedBody) async throws -> SpoolFile {
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent("courier-upload-\(UUID().uuidString)")
+        let descriptor = open(url.path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        guard descriptor >= 0 else {
+            throw APIError.transport(.other, underlying: NSError(domain: NSPOSIXErrorDomain, code: Int(errno)))
         }
+        let file = SpoolFile(url)
+        let handle = FileHandle(fileDescriptor: descriptor, closeOnDealloc: true)
         do {
             defer { try? handle.close() }
             for try await chunk in try body.makeChunks() {
@@ -92,7 +105,7 @@ extension URLSessionTransport {
             }
             return file
         } catch {
-            try? FileManager.default.removeItem(at: file)
+            file.remove()
             throw error
         }
     }
@@ -132,5 +145,21 @@ extension URLSessionTransport {
                 "the response's Content-Encoding \"\(coding)\" cannot be decoded by URLSession on Linux (libcurl "
                 + "decodes only gzip, deflate, br and zstd); use a transport that passes the body through undecoded",
             underlying: nil)
+    }
+}
+
+/// An upload's spool file, removed once: when the transport has started reading it, or when the exchange ends.
+final class SpoolFile: Sendable {
+    let url: URL
+    private let isRemoved = Locked(false)
+
+    init(_ url: URL) { self.url = url }
+
+    func remove() {
+        let wasRemoved = isRemoved.withLock { isRemoved in
+            defer { isRemoved = true }
+            return isRemoved
+        }
+        if !wasRemoved { unlink(url.path) }
     }
 }

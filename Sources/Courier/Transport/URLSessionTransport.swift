@@ -75,7 +75,7 @@ public final class URLSessionTransport: HTTPTransport {
     /// - Parameters:
     ///   - configuration: The session's configuration; start from ``defaultConfiguration``. Its
     ///     `httpMaximumConnectionsPerHost` is also how many requests per host the transport lets into URLSession
-    ///     at once.
+    ///     at once; on Linux, more than 4 makes libcurl close idle connections whenever the load dips.
     ///   - maxResponseBytes: The largest response body accepted, in bytes after decoding. Enforced as the body
     ///     arrives. ``defaultMaxResponseBytes`` (64 MiB) by default; negative values count as 0.
     public init(configuration: URLSessionConfiguration, maxResponseBytes: Int = defaultMaxResponseBytes) {
@@ -128,7 +128,8 @@ public final class URLSessionTransport: HTTPTransport {
     }
 
     /// An ephemeral configuration with no URL cache, no cookies, no credential storage, and
-    /// five-minute backstop timeouts.
+    /// five-minute backstop timeouts; on Linux, at most 4 connections per host (as many as libcurl keeps with one
+    /// transfer in flight: with more, it closes and reopens connections whenever the load dips).
     public static var defaultConfiguration: URLSessionConfiguration {
         let configuration = URLSessionConfiguration.ephemeral
         configuration.urlCache = nil
@@ -139,8 +140,26 @@ public final class URLSessionTransport: HTTPTransport {
         configuration.urlCredentialStorage = nil
         configuration.timeoutIntervalForRequest = 300
         configuration.timeoutIntervalForResource = 3600
+        #if canImport(FoundationNetworking)
+            configuration.httpMaximumConnectionsPerHost = linuxConnectionsPerHost
+        #endif
         return configuration
     }
+
+    /// The connections per host of ``defaultConfiguration`` on Linux: 4, as many connections as libcurl keeps with
+    /// one transfer in flight.
+    ///
+    /// libcurl's connection cache keeps at most four connections per transfer added to the session
+    /// (`CURLMOPT_MAXCONNECTS`, which FoundationNetworking leaves at its default), and the transport lets no more transfers per host into URLSession
+    /// than it has connections (see `ConnectionGate`). So with more connections than that, each time the load dips
+    /// (one transfer in flight while the others' successors are still on their way in), libcurl closes an idle
+    /// connection, and the next burst connects again. Under a starved CPU that became a storm: each new connection's
+    /// socket stays watched for writing after the connect (FoundationNetworking never cancels a write source libcurl
+    /// stopped asking for), and that source fires on the queue every session shares until the connection's first
+    /// transfer ends (issue 30: 427,000 calls into libcurl for 700 requests under callgrind, and timeouts). With
+    /// 4 a dip never closes a connection. A configuration of your own with more connections per host gets them, and
+    /// the reconnections with them.
+    static let linuxConnectionsPerHost = 4
 
     /// Sends `request` with the session and returns the response.
     ///

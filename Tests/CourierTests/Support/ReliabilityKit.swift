@@ -102,6 +102,9 @@ enum ReliabilityKit {
             case .invalidHeaderValue: return "invalidRequest(invalidHeaderValue)"
             case .invalidMethod: return "invalidRequest(invalidMethod)"
             case .bodyNotReplayable: return "invalidRequest(bodyNotReplayable)"
+            case .credentialsOverCleartext: return "invalidRequest(credentialsOverCleartext)"
+            case .invalidMultipartForm: return "invalidRequest(invalidMultipartForm)"
+            case .bodyLengthMismatch: return "invalidRequest(bodyLengthMismatch)"
             }
         case .encodingFailed: return "encodingFailed"
         case .adapterFailed: return "adapterFailed"
@@ -116,6 +119,7 @@ enum ReliabilityKit {
         case .authenticationFailed: return "authenticationFailed"
         case .fileAccess(let failure): return "fileAccess(\(failure.operation.rawValue))"
         case .superseded: return "superseded"
+        case .streamAlreadyRead: return "streamAlreadyRead"
         }
     }
 
