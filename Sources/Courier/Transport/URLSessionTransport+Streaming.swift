@@ -7,23 +7,22 @@ import Foundation
 extension URLSessionTransport {
     /// How many unread response bytes a streamed exchange holds for a reader that falls behind: 64 MiB.
     ///
-    /// FoundationNetworking cannot pause a transfer (`URLSessionTask.suspend()` does not stop libcurl reading on
-    /// Linux), and every URLSession of the process runs its callbacks on one shared queue. So the exchange holds
-    /// libcurl back by waiting in its callback once ``streamPauseBytes`` wait unread, but for 50 ms at most: waiting
-    /// longer would stop every other request of the process. A reader that keeps up (a download written to a file)
-    /// is held to about 4 MiB; a reader that stops reading for longer lets the buffer fill, and once it is this far
-    /// behind the stream ends with ``APIError/responseTooLarge(limit:)`` instead of letting memory grow. For a
-    /// consumer that may stop for long, use a transport with real back-pressure (the AsyncHTTPClient transport).
+    /// FoundationNetworking cannot pause a transfer (`URLSessionTask.suspend()` restarts the request on Linux), and
+    /// every URLSession of the process runs its callbacks on one shared queue, where waiting for a reader would stop
+    /// every other request of the process. So on Linux the bytes are buffered without ever waiting, and a reader that
+    /// falls this far behind ends the stream with ``APIError/responseTooLarge(limit:)`` instead of letting memory
+    /// grow. For a consumer that may stop for long, use a transport with real back-pressure (the AsyncHTTPClient
+    /// transport). On Apple platforms the transfer is suspended at ``streamPauseBytes`` long before this.
     public static let streamBufferBytes = 64 << 20
 
-    /// How many unread response bytes make a streamed exchange hold libcurl back (for a moment at most) until the
-    /// reader drains them to a quarter: 4 MiB.
+    /// How many unread response bytes suspend a streamed exchange's task until the reader drains them to a quarter,
+    /// on Apple platforms: 4 MiB. (On Linux a task cannot be paused: see ``streamBufferBytes``.)
     public static let streamPauseBytes = 4 << 20
 
     /// Sends `request` and returns as soon as the response's head arrives; the body follows as it is read.
     ///
-    /// The body is handed over through a buffer that holds libcurl back at ``streamPauseBytes`` and gives up at
-    /// ``streamBufferBytes``: a reader that falls that far behind ends the stream with an error, so memory stays
+    /// The body is handed over through a buffer that pauses the transfer at ``streamPauseBytes`` (Apple platforms)
+    /// and gives up at ``streamBufferBytes``: a reader that falls that far behind ends the stream with an error, so memory stays
     /// bounded whatever the body's size. A ``TransportRequest/streamedBody`` is
     /// written to a temporary file first and sent from there (see `spool`). On Linux it is always sent chunked, even when
     /// its length is known: FoundationNetworking hands libcurl a stream of unknown length, and libcurl then adds
