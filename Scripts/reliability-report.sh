@@ -12,6 +12,8 @@ output="${1:-Docs/Reliability.md}"
 summary=$(mktemp)
 trap 'rm -f "$summary"' EXIT
 export COURIER_RELIABILITY_SUMMARY="$summary"
+# The stress, soak and fuzz suites at full size (without it they run a fraction of their cases).
+export COURIER_STRESS=1
 
 # Every suite that records rows with ReliabilityKit.record.
 suites=$(grep -l 'ReliabilityKit.record' Tests/CourierTests/*.swift | xargs -n1 basename | sed 's/\.swift$//' | paste -sd '|')
@@ -30,7 +32,7 @@ elapsed=$(($(date +%s) - started))
     echo
     echo "- Run: $(date -u '+%Y-%m-%d %H:%M UTC'), commit \`$(git rev-parse --short HEAD)$(git diff --quiet HEAD -- Sources Tests || echo '+changes')\`, $(swift --version 2>/dev/null | head -1)"
     echo "- Machine: $(uname -sm), $(nproc) cores; debug build; wall time ${elapsed} s including the build"
-    echo "- Commands: \`swift test --filter '$suites'\` and \`bash Scripts/interop.sh\`"
+    echo "- Commands: \`COURIER_STRESS=1 swift test --filter '$suites'\` and \`bash Scripts/interop.sh\`"
     echo "  (nginx $(nginx -v 2>&1 | sed 's/.*nginx\///'), \`Scripts/interop/nginx.conf\`), both with \`COURIER_RELIABILITY_SUMMARY\` set"
     echo
     echo "| area | fault or input | cases | what the client did | leaked |"

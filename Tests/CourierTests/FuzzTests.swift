@@ -8,15 +8,14 @@ import Testing
 /// or hang, and a second run with the same seed must produce the same outcomes.
 @Suite(.timeLimit(.minutes(2))) struct FuzzTests {
     static let seed: UInt64 = 0xC0FFEE_2024
-    /// Under ThreadSanitizer (about ten times slower, and run for races rather than inputs) fewer of the
-    /// cases run (a tenth), so the suite does not starve the others running beside it.
-    static let scale = ReliabilityKit.isThreadSanitizerActive ? 10 : 1
+    // Full size with COURIER_STRESS=1, a fifth without, a tenth of that under ThreadSanitizer
+    // (ReliabilityKit.size).
     /// Generated values per header class through the parsers.
-    static let valuesPerClass = 2_000 / scale
+    static let valuesPerClass = ReliabilityKit.size(2_000, quickDivisor: 5)
     /// Generated responses through the client.
-    static let clientCases = 2_500 / scale
+    static let clientCases = ReliabilityKit.size(2_500, quickDivisor: 5)
     /// Generated paths and URLs through the client.
-    static let urlCases = 2_500 / scale
+    static let urlCases = ReliabilityKit.size(2_500, quickDivisor: 5)
 
     // MARK: Generators
 

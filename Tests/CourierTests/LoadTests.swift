@@ -7,9 +7,9 @@ import Testing
 /// server errors, retries, a token refresh and caching: every call ends, every table is empty afterwards, and
 /// resident memory comes back to where it was.
 @Suite(.serialized, .timeLimit(.minutes(3))) struct LoadTests {
-    /// 10,000; 1,000 under ThreadSanitizer, which is about ten times slower and would starve the suites running
-    /// beside this one (the TSan run looks for races, the plain run for leaks at full size).
-    static let calls = ReliabilityKit.isThreadSanitizerActive ? 1_000 : 10_000
+    /// 10,000 with COURIER_STRESS=1, 2,000 without; a tenth under ThreadSanitizer, which is about ten times slower
+    /// and would starve the suites running beside this one (the TSan run looks for races, the plain run for leaks).
+    static let calls = ReliabilityKit.size(10_000, quickDivisor: 5)
     static let keys = 500
 
     /// What one round of calls did.

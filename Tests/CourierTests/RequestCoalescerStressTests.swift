@@ -26,7 +26,8 @@ struct RequestCoalescerStressTests {
             .finish: RequestCoalescer(whenAbandoned: .finish),
         ]
         var flightsStarted: [AbandonmentPolicy: Int] = [:]
-        for round in 0..<1_000 {
+        // 1,000 rounds with COURIER_STRESS=1, 250 without (ReliabilityKit.size).
+        for round in 0..<ReliabilityKit.size(1_000, quickDivisor: 4) {
             let policy: AbandonmentPolicy = Bool.random(using: &rng) ? .cancel : .finish
             let coalescer = coalescers[policy]!
             flightsStarted[policy, default: 0] += try await runBurst(round, on: coalescer, using: &rng)

@@ -86,6 +86,10 @@ typealias TenantKit = CoalescerTestKit
         #expect(transport.callCount == (setter.sharesWithinTenant ? 2 : 20))
         let sentTenants = transport.requests.map { $0.headers["X-Tenant"] ?? "none" }
         #expect(sentTenants.filter { $0 == "acme" }.count == sentTenants.filter { $0 == "globex" }.count)
+        ReliabilityKit.record(
+            "isolation", "two tenants, X-Tenant set by \(setter.rawValue), 10 callers each at once: in-flight response",
+            cases: 20,
+            outcome: "not shared: \(transport.callCount) upstream calls, every caller got its own tenant's body")
     }
 
     // MARK: Cache
@@ -104,6 +108,9 @@ typealias TenantKit = CoalescerTestKit
         #expect(String(decoding: globex.value, as: UTF8.self) == "globex")
         #expect(String(decoding: acmeAgain.value, as: UTF8.self) == "acme")
         #expect(transport.callCount == (setter.sharesWithinTenant ? 2 : 3))
+        ReliabilityKit.record(
+            "isolation", "two tenants, X-Tenant set by \(setter.rawValue), no Vary from the server: cached response",
+            cases: 3, outcome: "not shared: \(transport.callCount) upstream calls for acme, globex, acme")
     }
 
     // MARK: Other Fields
@@ -133,6 +140,9 @@ typealias TenantKit = CoalescerTestKit
             #expect(String(decoding: response.value, as: UTF8.self) == type)
         }
         #expect(transport.callCount == 2)
+        ReliabilityKit.record(
+            "isolation", "POSTs of the same bytes with two Content-Types, coalescing forced on", cases: 10,
+            outcome: "not shared: 2 flights, 2 upstream calls, each caller got its own type's answer")
     }
 
     /// A header the server's answer cannot depend on (a request id, by default) does not split a flight: twenty
@@ -184,5 +194,8 @@ typealias TenantKit = CoalescerTestKit
         }
         #expect(transport.callCount == 3)
         #expect(client.metrics.joined == 0)
+        ReliabilityKit.record(
+            "isolation", "joiners whose ignored X-Request-ID the response's Vary names", cases: 3,
+            outcome: "not served from the flight: each sent alone, 3 upstream calls, 0 joined")
     }
 }

@@ -123,6 +123,20 @@ enum ReliabilityKit {
         }
     }
 
+    // MARK: Sizes
+
+    /// Whether the stress, soak and fuzz suites run at full size: only when `COURIER_STRESS=1` (CI, and
+    /// `Scripts/reliability-report.sh`, set it). Without it they run a fraction of their cases, so that `swift test`
+    /// stays quick; what they check is the same.
+    static let isFullSize = ProcessInfo.processInfo.environment["COURIER_STRESS"] == "1"
+
+    /// `full` when ``isFullSize``, a `divisor`-th of it (at least 1) otherwise, and a tenth of either under
+    /// ThreadSanitizer, which is about ten times slower and looks for races rather than inputs.
+    static func size(_ full: Int, quickDivisor divisor: Int) -> Int {
+        let size = isFullSize ? full : max(1, full / divisor)
+        return isThreadSanitizerActive ? max(1, size / 10) : size
+    }
+
     // MARK: Memory
 
     /// Whether this process runs under ThreadSanitizer (its runtime exports `__tsan_init`).
