@@ -5,6 +5,7 @@
 #
 #   bash Scripts/docs.sh [BASE]   BASE is the path the site is served under: /courier/ by default, as on a project
 #                                 page (https://OWNER.github.io/courier/); `/` to serve it from a server's root.
+#   bash Scripts/docs.sh --serve [PORT]   builds it for `/` and serves it on http://127.0.0.1:PORT/ (8000) until ^C.
 #
 #   1. Builds the Courier target with -emit-symbol-graph, in its own scratch path (.build-docs) so that it never
 #      invalidates the main build.
@@ -12,7 +13,8 @@
 #      warning line anyway.
 #   3. Checks that the site has its index page and a page for the module and for every article.
 #
-#   4. Makes the site's root redirect to the documentation, and names the navigator "Courier".
+#   4. Makes the site's root redirect to the documentation, names the navigator "Courier", and makes code lines
+#      wider than the page wrap instead of being cut off.
 #
 # The script ends by printing the command that serves the site locally (a file:// URL renders a blank page: the
 # site loads its pages with fetch).
@@ -21,6 +23,11 @@ cd "$(dirname "$0")/.."
 
 if [ -d /opt/swift/usr/bin ]; then export PATH="/opt/swift/usr/bin:$PATH"; fi
 
+serve=""
+if [ "${1:-}" = --serve ]; then
+    serve=${2:-8000}
+    set -- /
+fi
 base=${1:-/courier/}
 case "$base" in /*) ;; *) base="/$base" ;; esac
 case "$base" in */) ;; *) base="$base/" ;; esac
@@ -91,13 +98,22 @@ renderer=$(grep -l '"documentation":{"title":"Documentation"' "$output"/js/index
 [ -n "$renderer" ] && [ "$(grep -o '"documentation":{"title":"Documentation"' "$renderer" | wc -l)" = 1 ] ||
     fail "the renderer's navigator title moved; update docs.sh"
 sed -i 's/"documentation":{"title":"Documentation"/"documentation":{"title":"Courier"/' "$renderer"
+# Code listings scroll sideways in the renderer, so a long line (a one-line `observe(...)`) is cut off at the page's
+# edge in print and in screenshots: wrap them instead. Every page of the static site is a copy of one index.html.
+wrap='<style>.code-listing pre, .code-listing code { white-space: pre-wrap; overflow-wrap: anywhere; }</style>'
+find "$output/documentation" -name index.html -exec sed -i "s#</head>#${wrap}</head>#" {} +
 
+if [ -n "$serve" ]; then
+    echo "docs.sh: built $output; serving it on http://127.0.0.1:$serve/ (^C to stop)"
+    exec python3 -m http.server --bind 127.0.0.1 --directory "$output" "$serve"
+fi
 echo "docs.sh: built $output for $base (${#expected[@]} pages checked). Serve it locally with:"
 if [ "$base" = / ]; then
+    echo "    bash Scripts/docs.sh --serve    (builds for / and serves on http://127.0.0.1:8000/), or"
     echo "    python3 -m http.server --bind 127.0.0.1 --directory $output 8000    then open http://127.0.0.1:8000/"
 else
     # The site's links start with $base, so the server must serve it under that path: a link to it in a folder.
     echo "    serve=\$(mktemp -d) && mkdir -p \"\$serve$(dirname "$base")\" && ln -s \"$PWD/$output\" \"\$serve${base%/}\" &&" \
         "python3 -m http.server --bind 127.0.0.1 --directory \"\$serve\" 8000"
-    echo "    then open http://127.0.0.1:8000$base   (or build for a server's root with: bash Scripts/docs.sh /)"
+    echo "    then open http://127.0.0.1:8000$base   (or in one command: bash Scripts/docs.sh --serve)"
 fi

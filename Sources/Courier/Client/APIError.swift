@@ -194,11 +194,11 @@ extension APIError: CustomStringConvertible, LocalizedError {
     private var unredactedDescription: String {
         switch self {
         case .invalidRequest(let reason):
-            "Invalid request, nothing was sent: \(reason)."
+            Self.sentence("Invalid request, nothing was sent: \(reason)")
         case .encodingFailed(let error):
-            "The request body could not be encoded, nothing was sent: \(error)."
+            Self.sentence("The request body could not be encoded, nothing was sent: \(error)")
         case .adapterFailed(let error):
-            "A request adapter failed, the attempt was not sent: \(error)."
+            Self.sentence("A request adapter failed, the attempt was not sent: \(error)")
         case .transport(let failure, let error):
             "Transport failure: \(failure) (\(error))."
         case .timedOut(let duration):
@@ -206,10 +206,13 @@ extension APIError: CustomStringConvertible, LocalizedError {
         case .unacceptableStatus(let response):
             "The server answered with status \(response.statusCode) (\(response.body.count) bytes)."
         case .decodingFailed(let type, let error, let response):
-            "The response (status \(response.statusCode), \(response.body.count) bytes) could not be decoded as "
-                + "\(type): \(error)."
+            Self.sentence(
+                "The response (status \(response.statusCode), "
+                    + "\(response.headers["Content-Type"].map { "Content-Type \($0)" } ?? "no Content-Type"), "
+                    + "\(response.body.count) bytes) could not be decoded as \(type): \(Self.describe(decoding: error))"
+            )
         case .invalidResponse(let reason, let error):
-            "The server sent an invalid response: \(reason)" + (error.map { " (\($0))." } ?? ".")
+            Self.sentence("The server sent an invalid response: \(reason)" + (error.map { " (\($0))" } ?? ""))
         case .responseTooLarge(let limit):
             "The response body was larger than the limit of \(limit) bytes (after decoding), so it was not read."
         case .notCached(let url):
@@ -218,14 +221,38 @@ extension APIError: CustomStringConvertible, LocalizedError {
             "The server refused the request's credentials (status \(response.statusCode) Unauthorized), "
                 + "after one token refresh and resend if the client has an authenticator."
         case .authenticationFailed(let failure):
-            "Authentication failed: \(failure)."
+            Self.sentence("Authentication failed: \(failure)")
         case .fileAccess(let failure):
-            "\(failure)."
+            Self.sentence("\(failure)")
         case .superseded(let slot):
             "Superseded: a newer request in the latest-wins slot \"\(slot)\" replaced this one, which was cancelled."
         case .streamAlreadyRead:
             "The byte stream already has a reader: a stream is read once, by one iterator."
         }
+    }
+
+    /// `text` ending in exactly one period: the text of an underlying error often brings its own.
+    private static func sentence(_ text: String) -> String {
+        var text = Substring(text)
+        while text.last == "." || text.last == " " { text = text.dropLast() }
+        return text + "."
+    }
+
+    /// A decoding error as its own message and where in the document it happened, rather than the nested
+    /// `dataCorrupted(Context(...))` dump that `DecodingError`'s description is.
+    private static func describe(decoding error: any Error) -> String {
+        let context: DecodingError.Context
+        switch error as? DecodingError {
+        case .dataCorrupted(let found)?: context = found
+        case .keyNotFound(_, let found)?: context = found
+        case .typeMismatch(_, let found)?: context = found
+        case .valueNotFound(_, let found)?: context = found
+        default: return "\(error)"
+        }
+        var text = Substring(context.debugDescription)
+        while text.last == "." { text = text.dropLast() }
+        let path = context.codingPath.map { $0.intValue.map { "[\($0)]" } ?? ".\($0.stringValue)" }.joined()
+        return path.isEmpty ? String(text) : "\(text) (at \(path.hasPrefix(".") ? String(path.dropFirst()) : path))"
     }
 
     /// The same text as ``description``, for `localizedDescription`.
