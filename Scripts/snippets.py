@@ -11,7 +11,8 @@ HTML comment on the line before its fence (invisible on GitHub and in DocC):
   <!-- snippet: manifest -->     A whole Package.swift; checked with `swift package dump-package`, and every Courier
                                  product it names must be a product of the root package.
   <!-- snippet: package DIR -->  Code that needs another package (swift-crypto, say): DIR (such as
-                                 Examples/SigningWithSwiftCrypto) is a package CI builds and tests
+                                 Examples/SigningWithSwiftCrypto, or a trait's test target such as
+                                 Tests/CourierObservabilityTests) is a folder CI builds and tests
                                  (Scripts/integrations.sh), and one of its .swift files must contain the block verbatim.
 
 Usage: snippets.py ROOT OUTPUT   writes OUTPUT/package (the package) and OUTPUT/manifests/N/Package.swift, and
@@ -119,7 +120,7 @@ def main(root, output):
             "]\n\n"
             "let package = Package(\n"
             '    name: "DocumentationSnippets",\n'
-            "    platforms: [.macOS(.v13), .iOS(.v16), .tvOS(.v16), .watchOS(.v9)],\n"
+            "    platforms: [.macOS(.v15), .iOS(.v18), .tvOS(.v18), .watchOS(.v11)],\n"
             f'    dependencies: [.package(name: "Courier", path: "{root}")],\n'
             "    targets: [\n" + "\n".join(targets) + "\n    ],\n"
             "    swiftLanguageModes: [.v6]\n"
@@ -139,8 +140,8 @@ def main(root, output):
 
     for directory, where, text in verbatim:
         sources = os.path.join(root, directory)
-        if not os.path.isfile(os.path.join(sources, "Package.swift")):
-            fail(f"{where}: {directory} is not a package")
+        if not os.path.isdir(sources):
+            fail(f"{where}: {directory} is not a directory")
         found = None
         for folder, subfolders, files in os.walk(sources):
             subfolders[:] = [s for s in subfolders if not s.startswith(".build")]

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Peak resident memory of a 1 GiB download to a file and a 1 GiB upload from a file through Courier, over
-# URLSessionTransport and over AsyncHTTPClientTransport (Integrations/CourierAsyncHTTPClient), against a loopback
+# URLSessionTransport and over AsyncHTTPClientTransport (the AsyncHTTPClient trait), against a loopback
 # server (Python's standard library, started here). Each transfer runs in a process of its own (so that one's freed
 # memory cannot hide in the next one's baseline), RUNS times. Prints a Markdown table for Docs/Benchmarks.md. Linux
 # only (it reads /proc/self/status). Takes a few minutes plus a release build of SwiftNIO and AsyncHTTPClient.

@@ -7,15 +7,14 @@ let package = Package(
     name: "StreamingMemory",
     platforms: [.macOS(.v15)],
     dependencies: [
-        .package(name: "Courier", path: "../.."),
-        .package(name: "CourierAsyncHTTPClient", path: "../../Integrations/CourierAsyncHTTPClient"),
+        .package(name: "Courier", path: "../..", traits: ["AsyncHTTPClient"])
     ],
     targets: [
         .executableTarget(
             name: "StreamingMemory",
             dependencies: [
                 .product(name: "Courier", package: "Courier"),
-                .product(name: "CourierAsyncHTTPClient", package: "CourierAsyncHTTPClient"),
+                .product(name: "CourierAsyncHTTPClient", package: "Courier"),
             ]
         )
     ]

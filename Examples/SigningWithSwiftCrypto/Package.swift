@@ -5,7 +5,7 @@ import PackageDescription
 
 let package = Package(
     name: "SigningWithSwiftCrypto",
-    platforms: [.macOS(.v13)],
+    platforms: [.macOS(.v15)],
     dependencies: [
         .package(name: "Courier", path: "../.."),
         .package(url: "https://github.com/apple/swift-crypto.git", from: "3.12.3"),

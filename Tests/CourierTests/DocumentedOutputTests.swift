@@ -15,8 +15,9 @@ import Testing
         var testDescription: String { path }
     }
 
-    /// Two concurrent calls of one URL with a credential in its query, the second 3.2 ms after the first, on a
-    /// manual clock: the scenario both pages print.
+    /// Two concurrent calls of one URL with a credential in its query, the second 3.2 ms after the first, and an
+    /// upstream that answers 41.8 ms after the first, on a manual clock: the scenario both pages print. The lines the
+    /// pages show are the ones whose order is fixed (`#1`'s `finished` and `#2`'s `joined` may print either way).
     @Test(arguments: [
         Page(path: "README.md", baseURL: "https://api.example.com/v1/feed", query: "api_key"),
         Page(
@@ -46,6 +47,7 @@ import Testing
         clock.advance(by: .microseconds(3_200))
         let second = Task { try await client.send(request) }
         while await client.coalescer.waiterCount < 2 { await Task.yield() }  // the second call joined
+        clock.advance(by: .microseconds(38_600))  // the upstream answers 41.8 ms after the first call started
         open.finish()
         _ = try await (first.value, second.value)
 

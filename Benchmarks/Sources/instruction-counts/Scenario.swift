@@ -89,7 +89,7 @@ enum Scenario: String, CaseIterable {
             })
     }
 
-    /// What nginx answers for the throughput benchmark's static JSON file (Integrations/CourierAsyncHTTPClient/Scripts/
+    /// What nginx answers for the throughput benchmark's static JSON file (Benchmarks/Throughput/Scripts/
     /// throughput.sh): no `Cache-Control`, so the cache stores it for its validators and a heuristic lifetime; its
     /// `Connection` field is one the cache must leave out.
     static let nginxResponse = TransportResponse(

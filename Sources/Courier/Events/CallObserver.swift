@@ -17,7 +17,7 @@
 /// }
 /// ```
 ///
-/// The package `Integrations/CourierObservability` in Courier's repository builds swift-log lines, swift-metrics
+/// The `CourierObservability` product (Courier's package trait `Observability`) builds swift-log lines, swift-metrics
 /// counters and swift-distributed-tracing spans on this protocol.
 ///
 /// - Important: Concurrency contract.

@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# Instructions per request against nginx on loopback, counted with valgrind's callgrind: the throughput benchmark's
+# contenders (raw AsyncHTTPClient, Courier over AsyncHTTPClientTransport with and without its cache, Courier over
+# URLSessionTransport, raw URLSession), each alone, 100 requests in flight over distinct keys. Instruction counts
+# repeat to within about 1 % from run to run on this machine, where the throughput's rounds of one contender vary by
+# up to 2x; they count the client's whole process (event loops, URLSession's threads), never nginx.
+#
+#   bash Benchmarks/Throughput/Scripts/instructions.sh [NAME ...]     (default: every contender)
+#
+# Method: each contender runs twice under callgrind with the same 1,200-request warm-up (which also fills Courier's
+# cache past its 1,000 entries, so every store evicts, as in a long run) and N = 300 or 1,300 measured requests;
+# (total(1,300) - total(300)) / 1,000 is one request with start-up, warm-up and shutdown cancelled out. The binary
+# valgrind runs is a copy without debug information, which valgrind 3.19 cannot read for this toolchain. About
+# 8 minutes for all five contenders (callgrind runs ~50x slower than native).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+if [ -d /opt/swift/usr/bin ]; then export PATH="/opt/swift/usr/bin:$PATH"; fi
+export PATH="$PATH:/usr/sbin:/sbin"
+command -v valgrind >/dev/null || { echo "valgrind is missing: apt-get install -y valgrind" >&2; exit 1; }
+source Scripts/nginx.sh
+swift build -c release --product CourierAHCThroughput >&2
+binary="$prefix/CourierAHCThroughput"
+objcopy --strip-debug "$(swift build -c release --show-bin-path)/CourierAHCThroughput" "$binary"
+
+if [ $# -eq 0 ]; then
+    set -- "raw AsyncHTTPClient" "Courier + AsyncHTTPClientTransport" "Courier + AsyncHTTPClientTransport, no cache" \
+        "raw URLSession" "Courier + URLSessionTransport"
+fi
+export SWIFT_DETERMINISTIC_HASHING=1
+run() {
+    local name=$1 count=$2 out="$prefix/callgrind.$RANDOM"
+    valgrind --tool=callgrind --callgrind-out-file="$out" "$binary" --url "http://127.0.0.1:$port/item.json" \
+        --only "$name" --single "$count" --concurrency 100 >"$out.log" 2>&1 || { cat "$out.log" >&2; return 1; }
+    awk '/^(summary|totals):/ { print $2; exit }' "$out"
+}
+echo "| contender | instructions per request |"
+echo "|---|---:|"
+for name in "$@"; do
+    small=$(run "$name" 300)
+    large=$(run "$name" 1300)
+    printf '| %s | %s |\n' "$name" "$(( (large - small) / 1000 ))"
+done
