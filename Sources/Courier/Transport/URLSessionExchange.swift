@@ -17,7 +17,7 @@ import Foundation
 /// wait for it.
 ///
 /// Callbacks arrive on the session's delegate queue, which on Linux runs them inline on libcurl's callback thread (see
-/// `URLSessionTransport.delegateQueue()`), so no callback may wait: each only takes the lock, and whatever would block
+/// `InlineDelegateQueue.whereThePlatformNeedsIt()`), so no callback may wait: each only takes the lock, and whatever would block
 /// goes to the session queue. Cancellation arrives from any thread; all state is behind one lock, and the continuation
 /// is resumed outside it.
 final class URLSessionExchange: NSObject, URLSessionDataDelegate, Sendable {

@@ -91,7 +91,8 @@ final class URLSessionStreamingExchange: NSObject, URLSessionDataDelegate, Senda
                 guard proceed else { return continuation.resume(throwing: CancellationError()) }
                 queue.async { [self] in
                     let session = URLSession(
-                        configuration: configuration, delegate: self, delegateQueue: Self.delegateQueue())
+                        configuration: configuration, delegate: self,
+                        delegateQueue: InlineDelegateQueue.whereThePlatformNeedsIt())
                     let task = session.dataTask(with: request)
                     let started = state.withLock { state in
                         state.session = session
@@ -267,17 +268,6 @@ final class URLSessionStreamingExchange: NSObject, URLSessionDataDelegate, Senda
         }
     }
 
-    /// Where the exchange's session calls it. On Linux inline (``InlineDelegateQueue``): FoundationNetworking calls the
-    /// delegate from libcurl's callbacks, and an `OperationQueue` there costs a thread hop per callback; none of the
-    /// callbacks waits. Apple's URLSession keeps its default serial queue.
-    private static func delegateQueue() -> OperationQueue? {
-        #if canImport(FoundationNetworking)
-            return InlineDelegateQueue()
-        #else
-            return nil
-        #endif
-    }
-
     private func outcome(of state: State, error: (any Error)?, task: URLSessionTask) -> Result<Void, any Error> {
         if let failure = state.failure { return .failure(failure) }
         if state.challenged != nil { return .success(()) }
@@ -308,6 +298,17 @@ extension URLSessionStreamingExchange {
 /// `@unchecked Sendable` only restates `OperationQueue`'s own conformance, as Swift requires of a subclass; the
 /// queue adds no state.
 final class InlineDelegateQueue: OperationQueue, @unchecked Sendable {
+    /// The delegate queue for a session of Courier's: on Linux this one, since FoundationNetworking calls the delegate
+    /// from libcurl's callbacks and an `OperationQueue` there costs a thread hop (and an operation with its key-value
+    /// observing) per callback; `nil` on Apple platforms, whose URLSession keeps its default serial queue.
+    static func whereThePlatformNeedsIt() -> OperationQueue? {
+        #if canImport(FoundationNetworking)
+            return InlineDelegateQueue()
+        #else
+            return nil
+        #endif
+    }
+
     override func addOperation(_ block: @escaping @Sendable () -> Void) {
         block()
     }

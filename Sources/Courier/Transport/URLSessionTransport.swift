@@ -80,26 +80,13 @@ public final class URLSessionTransport: HTTPTransport {
     ///     arrives. ``defaultMaxResponseBytes`` (64 MiB) by default; negative values count as 0.
     public init(configuration: URLSessionConfiguration, maxResponseBytes: Int = defaultMaxResponseBytes) {
         self.session = URLSession(
-            configuration: configuration, delegate: URLSessionRouter(), delegateQueue: Self.delegateQueue())
+            configuration: configuration, delegate: URLSessionRouter(),
+            // Inline on Linux: its callbacks only take a lock and never wait; stopping a task and answering a
+            // challenge with a cancellation go to `sessionQueue`. About 5 % of the client's CPU against nginx.
+            delegateQueue: InlineDelegateQueue.whereThePlatformNeedsIt())
         self.ownsSession = true
         self.maxResponseBytes = max(0, maxResponseBytes)
         self.gate = ConnectionGate(limit: configuration.httpMaximumConnectionsPerHost)
-    }
-
-    /// Where the session made by the transport calls its delegate.
-    ///
-    /// On Linux, inline (``InlineDelegateQueue``): FoundationNetworking calls the delegate from libcurl's callbacks on
-    /// the session's work queue, and an `OperationQueue` there cost a thread hop and an operation with its
-    /// key-value observing for every callback (the response, each piece of the body, the completion); about 5 % of
-    /// the client's CPU against nginx. The exchange's callbacks only take a lock and never wait: stopping a task
-    /// and answering a challenge with a cancellation go to ``sessionQueue``. Apple's URLSession keeps its default
-    /// serial queue.
-    private static func delegateQueue() -> OperationQueue? {
-        #if canImport(FoundationNetworking)
-            return InlineDelegateQueue()
-        #else
-            return nil
-        #endif
     }
 
     /// Creates a transport that sends with a session you configured.
