@@ -350,21 +350,32 @@ public struct CachedResponse: Sendable {
     /// belongs to the caller who received it, as a cookie does, and must not reach the disk). Most responses carry
     /// none of them beyond `Connection` itself, and are copied only when there is something to remove.
     static func storedHeaders(_ headers: HeaderFields, credentials: CredentialPolicy = .standard) -> HeaderFields {
-        let secret = credentials.headerNames
-        func isRemoved(_ name: String) -> Bool { isNeverStored(name) || secret.contains(name) }
+        let fields = headers.fields
         // `Connection` is itself never stored, so a response without any such field names nothing to remove either:
-        // one lookup per field settles the common case.
-        guard headers.fields.contains(where: { isRemoved($0.canonicalName) }) else { return headers }
+        // one check per field settles the common case. The policy's filter rules out nearly every field a response
+        // carries without hashing its name.
+        guard let first = fields.firstIndex(where: { isRemoved($0.canonicalName, credentials) }) else { return headers }
         // `Connection: keep-alive`, which nearly every HTTP/1.1 server sends, names only a field that is never stored
         // anyway: nothing to list then.
         let listed = namesOnlyKeepAlive(headers) ? [] : listValues(headers, "connection")
         // The fields kept are kept as they are: rebuilding them from name and value lower-cased every name again.
+        // Those before the first removed one were checked already (but not against what `Connection` lists).
         var kept: [HeaderFields.Field] = []
-        kept.reserveCapacity(headers.fields.count)
-        for field in headers.fields where !isRemoved(field.canonicalName) && !listed.contains(field.canonicalName) {
+        kept.reserveCapacity(fields.count - 1)
+        for field in fields[..<first] where listed.isEmpty || !listed.contains(field.canonicalName) {
+            kept.append(field)
+        }
+        for field in fields[(first + 1)...]
+        where !isRemoved(field.canonicalName, credentials) && !listed.contains(field.canonicalName) {
             kept.append(field)
         }
         return HeaderFields(fields: kept)
+    }
+
+    /// Whether ``storedHeaders(_:credentials:)`` leaves the field named `name` out.
+    @inline(__always)
+    private static func isRemoved(_ name: String, _ credentials: CredentialPolicy) -> Bool {
+        isNeverStored(name) || credentials.contains(canonicalName: name)
     }
 
     /// A request header's value for `Vary` matching (§4.1), normalised as far as RFC 9110 allows so that

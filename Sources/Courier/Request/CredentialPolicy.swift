@@ -22,8 +22,13 @@ import Foundation
 public struct CredentialPolicy: Sendable, Hashable {
     /// Lower-cased header field names whose values are credentials. ``standard`` lists the defaults.
     public var headerNames: Set<String> {
-        didSet { headerNames = Set(headerNames.map { $0.lowercased() }) }
+        didSet {
+            headerNames = Set(headerNames.map { $0.lowercased() })
+            headerNameFilter = NameFilter(headerNames)
+        }
     }
+    /// ``headerNames`` as a filter that rules most other names out without hashing them (see ``NameFilter``).
+    private(set) var headerNameFilter: NameFilter
     /// Lower-cased query parameter names whose values are credentials, compared ignoring percent-encoding.
     public var queryParameters: Set<String> {
         didSet { queryParameters = Set(queryParameters.map { $0.lowercased() }) }
@@ -55,7 +60,9 @@ public struct CredentialPolicy: Sendable, Hashable {
     ///   - headerNames: Header field names whose values are credentials, in any case.
     ///   - queryParameters: Query parameter names whose values are credentials, in any case.
     public init(headerNames: Set<String>, queryParameters: Set<String>) {
-        self.headerNames = Set(headerNames.map { $0.lowercased() })
+        let lowercased = Set(headerNames.map { $0.lowercased() })
+        self.headerNames = lowercased
+        headerNameFilter = NameFilter(lowercased)
         self.queryParameters = Set(queryParameters.map { $0.lowercased() })
     }
 
@@ -66,16 +73,54 @@ public struct CredentialPolicy: Sendable, Hashable {
         headerNames.contains(name.lowercased())
     }
 
+    /// Whether `canonicalName` (lower case) is one of ``headerNames``: hashed only when the filter lets it through,
+    /// which for most fields of a response (`Date`, `ETag`, `Content-Type`) it does not.
+    @inline(__always)
+    func contains(canonicalName: String) -> Bool {
+        headerNameFilter.mayContain(canonicalName) && headerNames.contains(canonicalName)
+    }
+
     /// The credential fields of `headers` as `name: value` lines, in order: what keys and partitions compare.
     func credentialLines(of headers: HeaderFields) -> [String] {
         headers.fields.compactMap { field in
-            headerNames.contains(field.canonicalName) ? field.canonicalName + ": " + field.value : nil
+            contains(canonicalName: field.canonicalName) ? field.canonicalName + ": " + field.value : nil
         }
     }
 
     /// `headers` without any credential field.
     func removingCredentials(from headers: HeaderFields) -> HeaderFields {
-        HeaderFields(fields: headers.fields.filter { !headerNames.contains($0.canonicalName) })
+        HeaderFields(fields: headers.fields.filter { !contains(canonicalName: $0.canonicalName) })
+    }
+
+    /// A one-word Bloom filter of lower-case header names: a name whose bit is clear is certainly not in the set, so
+    /// checking a field against a policy hashes the name (a few hundred instructions) only when its bit is set. A
+    /// name's bit comes from its length and its first and last bytes, which costs a few instructions; the weights
+    /// are chosen so that none of some sixty common response fields shares a bit with the standard names, and a
+    /// name that does (or a policy with many names) is still answered exactly, by the set.
+    struct NameFilter: Sendable, Hashable {
+        private var bits: UInt64 = 0
+
+        init(_ names: Set<String>) {
+            for name in names { bits |= Self.bit(name) }
+        }
+
+        @inline(__always)
+        func mayContain(_ name: String) -> Bool { bits & Self.bit(name) != 0 }
+
+        @inline(__always)
+        private static func bit(_ name: String) -> UInt64 {
+            // Through the contiguous bytes: `utf8.last` walks string indices, several times the cost of the rest.
+            if let bit = name.utf8.withContiguousStorageIfAvailable(bit(_:)) { return bit }
+            var copy = name
+            return copy.withUTF8(bit(_:))
+        }
+
+        @inline(__always)
+        private static func bit(_ bytes: UnsafeBufferPointer<UInt8>) -> UInt64 {
+            guard let first = bytes.first, let last = bytes.last else { return 1 }
+            let mixed = UInt64(truncatingIfNeeded: bytes.count) &* 27 &+ UInt64(first) &* 25 &+ UInt64(last) &* 4
+            return 1 &<< (mixed & 63)
+        }
     }
 }
 
