@@ -4,8 +4,16 @@ import Vapor
 
 /// A user as the upstream API describes it, and as this service returns it.
 public struct Profile: Codable, Sendable, Equatable, Content {
+    /// The user's id upstream.
     public let id: Int
+    /// The user's name.
     public let name: String
+
+    /// A profile with the given id and name.
+    public init(id: Int, name: String) {
+        self.id = id
+        self.name = name
+    }
 }
 
 /// Registers `GET /profiles/:id`, which answers with the upstream's `/users/:id` fetched through `client`.
