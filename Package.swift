@@ -67,9 +67,11 @@ let package = Package(
         ),
         .target(
             name: "CourierObservability",
-            dependencies: ["Courier"] + observability([
-                ("Logging", "swift-log"), ("CoreMetrics", "swift-metrics"), ("Tracing", "swift-distributed-tracing"),
-            ])
+            dependencies: ["Courier"]
+                + observability([
+                    ("Logging", "swift-log"), ("CoreMetrics", "swift-metrics"),
+                    ("Tracing", "swift-distributed-tracing"),
+                ])
         ),
         .target(
             name: "CourierHTTPTypes",

@@ -1,138 +1,138 @@
 #if AsyncHTTPClient
-import AsyncHTTPClient
-import Courier
-import Foundation
-import NIOCore
-import NIOHTTP1
-import Synchronization
+    import AsyncHTTPClient
+    import Courier
+    import Foundation
+    import NIOCore
+    import NIOHTTP1
+    import Synchronization
 
-extension AsyncHTTPClientTransport {
-    /// Sends `request` and returns the response with its whole body, or throws
-    /// ``Courier/TransportDeadline/timeoutError`` once `deadline` passes. This is what ``Courier/APIClient`` calls
-    /// for every attempt.
-    ///
-    /// The exchange runs on AsyncHTTPClient's task API, which can be stopped from outside: the deadline fails the
-    /// exchange in flight (AsyncHTTPClient closes its connection), and the calling task awaits the response directly.
-    /// The default would run every attempt in a task of its own and race it against the deadline; on loopback that
-    /// task, and the thread switches it brings, cost about a third of the throughput. A request with a
-    /// ``Courier/TransportRequest/streamedBody`` still goes that way, since this API takes a body only as a whole.
-    ///
-    /// - Parameters:
-    ///   - request: The request to send.
-    ///   - deadline: When the attempt must end, on the client's clock.
-    /// - Returns: The response, whatever its status code.
-    /// - Throws: ``Courier/TransportDeadline/timeoutError`` past the deadline, ``Courier/APIError/transport(_:underlying:)``
-    ///   when the exchange failed, ``Courier/APIError/responseTooLarge(limit:)`` past ``maxResponseBytes``,
-    ///   `CancellationError` when the calling task was cancelled.
-    public func send(_ request: TransportRequest, deadline: TransportDeadline) async throws -> TransportResponse {
-        guard request.streamedBody == nil else {
-            return try await deadline.race { try await self.send(request) }
-        }
-        let exchange = StoppableExchange()
-        let expiry = deadline.onExpiry { exchange.stop(deadline.timeoutError) }
-        defer { expiry.cancel() }
-        var hop = RedirectHop(request)
-        for _ in 0...Self.maxRedirects {
-            let (head, body) = try await send(hop, origin: request.url, in: exchange)
-            guard let next = hop.following(status: head.statusCode, headers: head.fields) else {
-                return TransportResponse(
-                    statusCode: head.statusCode, headers: head.headers,
-                    body: body.map { Data($0) } ?? Data())
+    extension AsyncHTTPClientTransport {
+        /// Sends `request` and returns the response with its whole body, or throws
+        /// ``Courier/TransportDeadline/timeoutError`` once `deadline` passes. This is what ``Courier/APIClient`` calls
+        /// for every attempt.
+        ///
+        /// The exchange runs on AsyncHTTPClient's task API, which can be stopped from outside: the deadline fails the
+        /// exchange in flight (AsyncHTTPClient closes its connection), and the calling task awaits the response directly.
+        /// The default would run every attempt in a task of its own and race it against the deadline; on loopback that
+        /// task, and the thread switches it brings, cost about a third of the throughput. A request with a
+        /// ``Courier/TransportRequest/streamedBody`` still goes that way, since this API takes a body only as a whole.
+        ///
+        /// - Parameters:
+        ///   - request: The request to send.
+        ///   - deadline: When the attempt must end, on the client's clock.
+        /// - Returns: The response, whatever its status code.
+        /// - Throws: ``Courier/TransportDeadline/timeoutError`` past the deadline, ``Courier/APIError/transport(_:underlying:)``
+        ///   when the exchange failed, ``Courier/APIError/responseTooLarge(limit:)`` past ``maxResponseBytes``,
+        ///   `CancellationError` when the calling task was cancelled.
+        public func send(_ request: TransportRequest, deadline: TransportDeadline) async throws -> TransportResponse {
+            guard request.streamedBody == nil else {
+                return try await deadline.race { try await self.send(request) }
             }
-            hop = next
-        }
-        throw APIError.transport(.other, underlying: HTTPClientError.redirectLimitReached)
-    }
-
-    /// One hop on AsyncHTTPClient's task API, stopped by `exchange` or by cancelling the calling task.
-    private nonisolated(nonsending) func send(_ hop: RedirectHop, origin: URL, in exchange: StoppableExchange)
-        async throws
-        -> (ResponseHead, ByteBuffer?)
-    {
-        let delegate = BufferedResponse(method: hop.method, limit: maxResponseBytes)
-        do {
-            let task = client.execute(request: try hop.taskRequest(), delegate: delegate, deadline: nil)
-            exchange.start(task)
-            return try await withTaskCancellationHandler {
-                try await task.futureResult.get()
-            } onCancel: {
-                task.cancel()
+            let exchange = StoppableExchange()
+            let expiry = deadline.onExpiry { exchange.stop(deadline.timeoutError) }
+            defer { expiry.cancel() }
+            var hop = RedirectHop(request)
+            for _ in 0...Self.maxRedirects {
+                let (head, body) = try await send(hop, origin: request.url, in: exchange)
+                guard let next = hop.following(status: head.statusCode, headers: head.fields) else {
+                    return TransportResponse(
+                        statusCode: head.statusCode, headers: head.headers,
+                        body: body.map { Data($0) } ?? Data())
+                }
+                hop = next
             }
-        } catch {
-            throw Self.translate(error, for: origin)
+            throw APIError.transport(.other, underlying: HTTPClientError.redirectLimitReached)
+        }
+
+        /// One hop on AsyncHTTPClient's task API, stopped by `exchange` or by cancelling the calling task.
+        private nonisolated(nonsending) func send(_ hop: RedirectHop, origin: URL, in exchange: StoppableExchange)
+            async throws
+            -> (ResponseHead, ByteBuffer?)
+        {
+            let delegate = BufferedResponse(method: hop.method, limit: maxResponseBytes)
+            do {
+                let task = client.execute(request: try hop.taskRequest(), delegate: delegate, deadline: nil)
+                exchange.start(task)
+                return try await withTaskCancellationHandler {
+                    try await task.futureResult.get()
+                } onCancel: {
+                    task.cancel()
+                }
+            } catch {
+                throw Self.translate(error, for: origin)
+            }
         }
     }
-}
 
-/// The AsyncHTTPClient task an attempt is running, so that its deadline can fail it, whichever hop it is on.
-private final class StoppableExchange: Sendable {
-    private struct State {
-        var task: HTTPClient.Task<BufferedResponse.Response>?
-        var reason: (any Error)?
-    }
-
-    private let state = Mutex(State())
-
-    /// The hop now running; it is failed at once when the attempt was stopped already.
-    func start(_ task: HTTPClient.Task<BufferedResponse.Response>) {
-        let reason = state.withLock { state -> (any Error)? in
-            state.task = task
-            return state.reason
+    /// The AsyncHTTPClient task an attempt is running, so that its deadline can fail it, whichever hop it is on.
+    private final class StoppableExchange: Sendable {
+        private struct State {
+            var task: HTTPClient.Task<BufferedResponse.Response>?
+            var reason: (any Error)?
         }
-        if let reason { task.fail(reason: reason) }
-    }
 
-    /// Fails the hop running now, and any later one, with `reason`.
-    func stop(_ reason: any Error) {
-        let task = state.withLock { state in
-            state.reason = reason
-            return state.task
+        private let state = Mutex(State())
+
+        /// The hop now running; it is failed at once when the attempt was stopped already.
+        func start(_ task: HTTPClient.Task<BufferedResponse.Response>) {
+            let reason = state.withLock { state -> (any Error)? in
+                state.task = task
+                return state.reason
+            }
+            if let reason { task.fail(reason: reason) }
         }
-        task?.fail(reason: reason)
-    }
-}
 
-/// Collects a response's head and body on the event loop, failing the exchange as soon as the body is known to pass
-/// the limit: from `Content-Length`, or as the bytes arrive.
-///
-/// AsyncHTTPClient calls a delegate on one event loop, one event at a time, so its state needs no lock.
-private final class BufferedResponse: HTTPClientResponseDelegate, @unchecked Sendable {
-    typealias Response = (ResponseHead, ByteBuffer?)
-
-    private let method: RequestMethod
-    private let limit: Int
-    private var head: ResponseHead?
-    private var body: ByteBuffer?
-
-    init(method: RequestMethod, limit: Int) {
-        self.method = method
-        self.limit = limit
-    }
-
-    func didReceiveHead(task: HTTPClient.Task<Response>, _ head: HTTPResponseHead) -> EventLoopFuture<Void> {
-        let received = ResponseHead(head, method: method)
-        self.head = received
-        if let length = received.announcedLength, length > limit {
-            return task.eventLoop.makeFailedFuture(APIError.responseTooLarge(limit: limit))
+        /// Fails the hop running now, and any later one, with `reason`.
+        func stop(_ reason: any Error) {
+            let task = state.withLock { state in
+                state.reason = reason
+                return state.task
+            }
+            task?.fail(reason: reason)
         }
-        return task.eventLoop.makeSucceededVoidFuture()
     }
 
-    func didReceiveBodyPart(task: HTTPClient.Task<Response>, _ part: ByteBuffer) -> EventLoopFuture<Void> {
-        guard part.readableBytes <= limit - (body?.readableBytes ?? 0) else {
-            return task.eventLoop.makeFailedFuture(APIError.responseTooLarge(limit: limit))
-        }
-        if body == nil {
-            body = part
-        } else {
-            body?.writeImmutableBuffer(part)
-        }
-        return task.eventLoop.makeSucceededVoidFuture()
-    }
+    /// Collects a response's head and body on the event loop, failing the exchange as soon as the body is known to pass
+    /// the limit: from `Content-Length`, or as the bytes arrive.
+    ///
+    /// AsyncHTTPClient calls a delegate on one event loop, one event at a time, so its state needs no lock.
+    private final class BufferedResponse: HTTPClientResponseDelegate, @unchecked Sendable {
+        typealias Response = (ResponseHead, ByteBuffer?)
 
-    func didFinishRequest(task: HTTPClient.Task<Response>) throws -> Response {
-        guard let head else { throw HTTPClientError.remoteConnectionClosed }
-        return (head, body)
+        private let method: RequestMethod
+        private let limit: Int
+        private var head: ResponseHead?
+        private var body: ByteBuffer?
+
+        init(method: RequestMethod, limit: Int) {
+            self.method = method
+            self.limit = limit
+        }
+
+        func didReceiveHead(task: HTTPClient.Task<Response>, _ head: HTTPResponseHead) -> EventLoopFuture<Void> {
+            let received = ResponseHead(head, method: method)
+            self.head = received
+            if let length = received.announcedLength, length > limit {
+                return task.eventLoop.makeFailedFuture(APIError.responseTooLarge(limit: limit))
+            }
+            return task.eventLoop.makeSucceededVoidFuture()
+        }
+
+        func didReceiveBodyPart(task: HTTPClient.Task<Response>, _ part: ByteBuffer) -> EventLoopFuture<Void> {
+            guard part.readableBytes <= limit - (body?.readableBytes ?? 0) else {
+                return task.eventLoop.makeFailedFuture(APIError.responseTooLarge(limit: limit))
+            }
+            if body == nil {
+                body = part
+            } else {
+                body?.writeImmutableBuffer(part)
+            }
+            return task.eventLoop.makeSucceededVoidFuture()
+        }
+
+        func didFinishRequest(task: HTTPClient.Task<Response>) throws -> Response {
+            guard let head else { throw HTTPClientError.remoteConnectionClosed }
+            return (head, body)
+        }
     }
-}
 #endif
