@@ -518,7 +518,7 @@ public final class APIClient: Sendable {
                 return .finish(
                     Exchange(
                         request: sent, response: response, attempts: loop.attempt, leader: call.id,
-                        timings: loop.timings, asked: call.outgoing.request))
+                        timings: loop.timings, asked: Self.asked(call, sent: sent)))
             }
             if isCredentialRejected(response, authorized: loop.authorization != nil) {
                 guard loop.authorization != nil else { return .fail(APIError.unauthorized(response)) }
@@ -539,10 +539,16 @@ public final class APIClient: Sendable {
             return .finish(
                 Exchange(
                     request: sent, response: response, attempts: loop.attempt, leader: call.id, timings: loop.timings,
-                    asked: call.outgoing.request))
+                    asked: Self.asked(call, sent: sent)))
         case (.doNotRetry, .failure(let error)):
             return .fail(error)
         }
+    }
+
+    /// The request the flight was keyed on, for joiners to match the response's `Vary` against, when it is not the
+    /// request sent (an adapter or an authorization changed it); `nil`, the common case, stores no second reference.
+    private static func asked(_ call: Call, sent: TransportRequest) -> TransportRequest? {
+        call.outgoing.request.sharesStorage(with: sent) ? nil : call.outgoing.request
     }
 
     /// Runs the adapters in order; their failures become ``APIError/adapterFailed(_:)``. What they return is
@@ -611,7 +617,7 @@ public final class APIClient: Sendable {
         let attempt = loop.attempt
         let request: TransportRequest
         do throws(APIError) {
-            request = try instrumentation.outgoing(sent, attempt: attempt, id: call.eventID)
+            request = try instrumentation.outgoing(sent, attempt: attempt, of: call)
         } catch {
             return .failure(error)
         }

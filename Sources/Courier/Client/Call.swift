@@ -49,10 +49,13 @@ final class Call: Sendable {
 }
 
 /// A call is the work of the flight it leads: the coalescer runs it in the flight's task.
-extension Call: FlightOperation {
+extension Call: FlightOperation, EventAttributing {
     nonisolated(nonsending) func run() async throws -> Exchange {
         try await client.runFlight(self)
     }
+
+    /// The call itself: its flight's events move to another caller when it leaves.
+    var eventAttribution: (any EventAttributing)? { self }
 
     /// The caller the flight's events belonged to left: they go to the caller with id `owner` from now on, or
     /// nowhere when no caller is left (a call's events end with its last event).
@@ -70,11 +73,14 @@ extension Call {
     /// Emits a step of the flight this call leads (an attempt, a response, a retry, a store) for the caller its events
     /// belong to now: the leader, or a caller still waiting once the leader has left.
     func emit(_ kind: @autoclosure () -> ClientEvent.Kind) {
-        let instrumentation = client.instrumentation
-        // Nobody listening, the common case: no lock.
-        guard instrumentation.isListening else { return }
+        client.instrumentation.emit(for: self, kind())
+    }
+
+    /// The slow path of ``emit(_:)``, when someone listens: the event goes to the current owner, under the lock.
+    @inline(never)
+    func emitAsOwner(in instrumentation: Instrumentation, _ kind: ClientEvent.Kind) {
         eventOwner.withLock { owner in
-            if let id = owner.id { instrumentation.emit(id, kind()) }
+            if let id = owner.id { instrumentation.emit(id, kind) }
         }
     }
 

@@ -28,7 +28,8 @@ struct Exchange: Sendable {
     /// The call that led the flight, so that joiners can name it in their events.
     var leader: CallID? { storage.leader }
     /// The request the flight was keyed on (its first attempt before observers and authorization), which a joiner's
-    /// request is matched against the response's `Vary` with; `nil` when the exchange did not come from a flight.
+    /// request is matched against the response's `Vary` with; `nil` when it is ``request``, the one sent (no
+    /// authorization or adapter changed it), or when the exchange did not come from a flight.
     var asked: TransportRequest? { storage.asked }
     /// The flight's attempts and retry delays, for ``APIResponse/timings``.
     var timings: FlightTimings { storage.timings }
@@ -106,8 +107,9 @@ extension Exchange {
     /// The key already compares every field but the ignored ones and credentials, so a mismatch is rare; a joiner
     /// whose request is the leader's own (a plain `GET` built once for its URL) is answered without reading `Vary`.
     func serves(_ request: TransportRequest) -> Bool {
-        if let asked, asked.sharesStorage(with: request) { return true }
-        return Self.varyMatches(response.headers, request, asked ?? self.request)
+        let leader = asked ?? self.request
+        if leader.sharesStorage(with: request) { return true }
+        return Self.varyMatches(response.headers, request, leader)
     }
 
     @inline(never)  // the rare case stays off the joiner's path

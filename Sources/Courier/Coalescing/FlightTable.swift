@@ -21,8 +21,9 @@ struct FlightTable<Key: Hashable & Sendable, Value: Sendable> {
         /// because it runs on the leader's thread until it first suspends and may finish (taking the lock) meanwhile.
         var task: FlightTask?
         var waiters: Waiters
-        /// The flight's work, told whose caller its events belong to when that caller leaves (see ``Attribution``).
-        let operation: any FlightOperation<Value>
+        /// Told whose caller the flight's events belong to when that caller leaves (see ``Attribution``); `nil` when
+        /// the flight's work emits no events of its own.
+        let attributing: (any EventAttributing)?
         /// The tag of the waiter the flight's events are attributed to now; `nil` when none is left.
         var owner: UInt64?
         /// Counts the changes of `owner`, so that the operation can tell a late report from the latest.
@@ -33,14 +34,14 @@ struct FlightTable<Key: Hashable & Sendable, Value: Sendable> {
     /// before the caller that left is resumed: that caller's last event then follows every event of the flight
     /// attributed to it.
     struct Attribution {
-        let operation: any FlightOperation<Value>
+        let target: any EventAttributing
         /// The tag of a caller still waiting, or `nil` when none is.
         let owner: UInt64?
         /// Increases with every change; an operation ignores an attribution older than one it has.
         let generation: UInt64
 
         func apply() {
-            operation.attributeEvents(to: owner, generation: generation)
+            target.attributeEvents(to: owner, generation: generation)
         }
     }
 
@@ -174,10 +175,10 @@ struct FlightTable<Key: Hashable & Sendable, Value: Sendable> {
     /// Waiter ids are unique across flights (``leave(_:waiterID:policy:)`` relies on it): the coalescer draws them
     /// from one counter. A flight takes its leader's id, so flight ids are unique too.
     ///
-    /// `tag` names the caller for its flight's events (a call id); `operation` is kept when the caller leads.
+    /// `tag` names the caller for its flight's events (a call id); `attributing` is kept when the caller leads.
     mutating func register(
         _ waiter: Waiter, id waiterID: UInt64, tag: UInt64 = 0, for key: Key, isCancelled: Bool,
-        operation: @autoclosure () -> any FlightOperation<Value>
+        attributing: @autoclosure () -> (any EventAttributing)? = nil
     ) -> (Registration, Attribution?) {
         // Checked under the lock: a cancellation that lands after this point finds the waiter registered, because
         // the cancellation handler takes the same lock.
@@ -186,29 +187,45 @@ struct FlightTable<Key: Hashable & Sendable, Value: Sendable> {
         // Joining hashes the key once and updates the flight in place through its index; copying the `Flight` out
         // and writing it back would copy its waiter table and make every join O(n).
         if let index = flights.index(forKey: key) {
-            flights.values[index].waiters.add(waiter, id: waiterID, tag: tag)
-            let joined = Registration.joined(flightID: flights.values[index].id)
-            // A flight that everyone left and that goes on (``AbandonmentPolicy/finish``) belongs to its next caller.
-            guard flights.values[index].owner == nil else { return (joined, nil) }
-            return (joined, attribute(&flights.values[index], to: tag))
+            return Self.join(&flights.values[index], waiter, id: waiterID, tag: tag)
         }
         let flightID = waiterID
         flights[key] = Flight(
-            id: flightID, task: nil, waiters: Waiters(first: waiterID, waiter, tag: tag), operation: operation(),
+            id: flightID, task: nil, waiters: Waiters(first: waiterID, waiter, tag: tag), attributing: attributing(),
             owner: tag)
         return (.lead(flightID: flightID), nil)
     }
 
+    /// The id of the flight at `index`, read in place: a read through `flights.values` copies the whole flight.
+    private mutating func id(at index: [Key: Flight].Index) -> UInt64 {
+        Self.id(of: &flights.values[index])
+    }
+
+    private static func id(of flight: inout Flight) -> UInt64 { flight.id }
+
+    /// Adds a joiner to `flight`, in one access to the flight: each read of a field through the dictionary's values
+    /// would copy the whole flight.
+    private static func join(_ flight: inout Flight, _ waiter: Waiter, id waiterID: UInt64, tag: UInt64)
+        -> (Registration, Attribution?)
+    {
+        flight.waiters.add(waiter, id: waiterID, tag: tag)
+        let joined = Registration.joined(flightID: flight.id)
+        // A flight that everyone left and that goes on (``AbandonmentPolicy/finish``) belongs to its next caller.
+        guard flight.owner == nil else { return (joined, nil) }
+        return (joined, attribute(&flight, to: tag))
+    }
+
     /// Moves the flight's events to a caller still waiting when the one they belonged to, tagged `leaving`, is gone.
-    private func reattribute(_ flight: inout Flight, leaving: UInt64) -> Attribution? {
+    private static func reattribute(_ flight: inout Flight, leaving: UInt64) -> Attribution? {
         guard flight.owner == leaving else { return nil }
         return attribute(&flight, to: flight.waiters.anyTag)
     }
 
-    private func attribute(_ flight: inout Flight, to owner: UInt64?) -> Attribution {
+    private static func attribute(_ flight: inout Flight, to owner: UInt64?) -> Attribution? {
         flight.owner = owner
         flight.ownerChanges += 1
-        return Attribution(operation: flight.operation, owner: owner, generation: flight.ownerChanges)
+        guard let target = flight.attributing else { return nil }
+        return Attribution(target: target, owner: owner, generation: flight.ownerChanges)
     }
 
     /// Keeps the task of the flight `flightID`, started by its leader after ``register(_:id:for:isCancelled:)``.
@@ -216,7 +233,7 @@ struct FlightTable<Key: Hashable & Sendable, Value: Sendable> {
     /// operation never suspended) or every waiter left it first; the leader then cancels the task, which is harmless
     /// in the first case and stops work nobody waits for in the second.
     mutating func attach(_ task: FlightTask, to key: Key, flightID: UInt64) -> Bool {
-        guard let index = flights.index(forKey: key), flights.values[index].id == flightID else { return false }
+        guard let index = flights.index(forKey: key), id(at: index) == flightID else { return false }
         flights.values[index].task = task
         return true
     }
@@ -227,7 +244,7 @@ struct FlightTable<Key: Hashable & Sendable, Value: Sendable> {
         reportedOutcomes += 1
         // An abandoned flight was removed when its last waiter left, and the key may now belong to a newer flight:
         // only the flight that is still in the table may remove the entry or resolve its waiters.
-        guard let index = flights.index(forKey: key), flights.values[index].id == flightID else { return nil }
+        guard let index = flights.index(forKey: key), id(at: index) == flightID else { return nil }
         let flight = flights.remove(at: index).value
         waiting -= flight.waiters.count
         // The waiters are handed back as they are stored: copying them into an array would allocate once per flight.
@@ -260,7 +277,7 @@ struct FlightTable<Key: Hashable & Sendable, Value: Sendable> {
     /// Keeps the timer entry just set for the flight. Returns the entry it replaces, to cancel; `timer` itself when
     /// the flight is gone.
     mutating func setTimer(_ timer: Timer, for key: Key, flightID: UInt64) -> Timer? {
-        guard let index = flights.index(forKey: key), flights.values[index].id == flightID,
+        guard let index = flights.index(forKey: key), id(at: index) == flightID,
             bounds[flightID] != nil
         else { return timer }
         let replaced = bounds[flightID]?.timer
@@ -271,7 +288,7 @@ struct FlightTable<Key: Hashable & Sendable, Value: Sendable> {
     /// Called when the flight's timer fired: takes out the waiters whose deadline passed by `now`.
     mutating func expire(_ key: Key, flightID: UInt64, now: Duration, policy: AbandonmentPolicy) -> Expiry {
         var expiry = Expiry()
-        guard let index = flights.index(forKey: key), flights.values[index].id == flightID,
+        guard let index = flights.index(forKey: key), id(at: index) == flightID,
             var flightBounds = bounds.removeValue(forKey: flightID)
         else { return expiry }
         flightBounds.timer = nil
@@ -283,7 +300,7 @@ struct FlightTable<Key: Hashable & Sendable, Value: Sendable> {
             if isWaiting, let (waiter, tag) = flights.values[index].waiters.remove(deadline.waiterID) {
                 waiting -= 1
                 expiry.expired.append((waiter, deadline.error(deadline.limit)))
-                if let attribution = reattribute(&flights.values[index], leaving: tag) {
+                if let attribution = Self.reattribute(&flights.values[index], leaving: tag) {
                     expiry.attribution = attribution
                 }
             }
@@ -307,7 +324,7 @@ struct FlightTable<Key: Hashable & Sendable, Value: Sendable> {
         guard let index = flights.index(forKey: key), let (waiter, tag) = flights.values[index].waiters.remove(waiterID)
         else { return (nil, nil, nil, nil) }
         waiting -= 1
-        let attribution = reattribute(&flights.values[index], leaving: tag)
+        let attribution = Self.reattribute(&flights.values[index], leaving: tag)
         guard policy == .cancel, flights.values[index].waiters.isEmpty else {
             // Deadlines of waiters that left are dropped once they outnumber the waiters, so a long flight that many
             // callers join and leave keeps its heap the size of the callers still waiting.

@@ -134,7 +134,7 @@ public actor RequestCoalescer<Key: Hashable & Sendable, Value: Sendable> {
     /// ``run(_:bound:operation:)`` with the flight's work as a ``FlightOperation``.
     ///
     /// `tag` names the caller (a call id): when the caller the flight's events belong to leaves while others still
-    /// wait, the operation is told the tag of one that waits (``FlightOperation/attributeEvents(to:generation:)``)
+    /// wait, the operation is told the tag of one that waits (``EventAttributing/attributeEvents(to:generation:)``)
     /// before the caller that left is resumed.
     nonisolated(nonsending) func run<Operation: FlightOperation<Value>>(
         _ key: Key, bound: WaitBound?, tag: UInt64, operation: Operation
@@ -166,7 +166,8 @@ public actor RequestCoalescer<Key: Hashable & Sendable, Value: Sendable> {
     ) -> Table.Registration {
         let (registration, attribution) = table.withLock { table in
             let (registration, attribution) = table.register(
-                waiter, id: waiterID, tag: tag, for: key, isCancelled: Task.isCancelled, operation: operation)
+                waiter, id: waiterID, tag: tag, for: key, isCancelled: Task.isCancelled,
+                attributing: operation.eventAttribution)
             if case .joined(let flightID) = registration, let bound, let limit = bound.joining {
                 addDeadline(&table, bound, limit, key: key, flightID: flightID, waiterID: waiterID)
             }
@@ -300,16 +301,24 @@ protocol FlightOperation<Value>: Sendable {
     /// Does the work; what it returns or throws goes to every waiter of the flight.
     nonisolated(nonsending) func run() async throws -> Value
 
+    /// Whom to tell when the caller the flight's events belong to leaves while the flight goes on; `nil`, the
+    /// default, when the flight emits no events of its own. A class, so that the flight keeps one reference: an
+    /// operation kept as an existential made every read of a ``FlightTable/Flight`` go through its value witnesses.
+    var eventAttribution: (any EventAttributing)? { get }
+}
+
+extension FlightOperation {
+    /// Nothing to attribute: the flight emits no events of its own.
+    var eventAttribution: (any EventAttributing)? { nil }
+}
+
+/// The events of a flight, which belong to one of its callers at a time (see ``FlightOperation/eventAttribution``).
+protocol EventAttributing: AnyObject, Sendable {
     /// Called when the caller the flight's events belong to has left while the flight goes on: from now on they
     /// belong to the caller tagged `owner` (`nil`: no caller is left). Called before the caller that left is resumed,
     /// outside the coalescer's lock; `generation` increases with every call for one flight, and a call older than one
     /// already applied must be ignored (two callers leaving at once may report out of order).
     func attributeEvents(to owner: UInt64?, generation: UInt64)
-}
-
-extension FlightOperation {
-    /// Nothing to attribute: the flight emits no events of its own.
-    func attributeEvents(to owner: UInt64?, generation: UInt64) {}
 }
 
 /// A flight's work given as a closure, as ``RequestCoalescer/run(_:operation:)`` takes it.

@@ -84,8 +84,12 @@ extension Instrumentation {
 
     /// The request as the transport gets it: with the fields observers add for this attempt, fields the request
     /// already has kept. It is built after the cache and coalescing keys, so these fields never enter them.
-    func outgoing(_ request: TransportRequest, attempt: Int, id: CallID) throws(APIError) -> TransportRequest {
+    /// The call's ``Call/eventID`` is read only when there are observers: it is read under the call's lock.
+    func outgoing(_ request: TransportRequest, attempt: Int, of call: Courier.Call) throws(APIError)
+        -> TransportRequest
+    {
         guard !observers.isEmpty else { return request }
+        let id = call.eventID
         var added = HeaderFields()
         for observer in observers { observer.prepareAttempt(attempt, of: id, in: log, headers: &added) }
         guard !added.isEmpty else { return request }

@@ -63,6 +63,15 @@ final class Instrumentation: Sendable {
         log.emit(id, kind())
     }
 
+    /// Emits a step of the flight `call` leads for the caller its events belong to now (``Call/emit(_:)``). Nobody
+    /// listening, the common case, costs what ``emit(_:_:)`` costs: no lock of the call's, and no retain of the call
+    /// or of this instance (the event is built before the call's lock is taken, so that no closure captures them).
+    @inline(__always)
+    func emit(for call: Courier.Call, _ kind: @autoclosure () -> ClientEvent.Kind) {
+        guard isListening else { return }
+        call.emitAsOwner(in: self, kind())
+    }
+
     // MARK: Attempts
 
     /// Counts and reports an attempt about to be handed to the transport; returns when it started.
@@ -73,15 +82,18 @@ final class Instrumentation: Sendable {
     }
 
     /// ``attemptSent(_:attempt:id:)`` for an attempt of a flight, reported for whoever its events belong to.
+    @inline(never)  // its event's temporaries stay off the async frame of the flight's `sendOnce`
     func attemptSent(_ request: TransportRequest, attempt: Int, of call: Courier.Call) -> Duration {
         count(.upstreamCall)
-        call.emit(.attemptSent(attempt: attempt, headers: self.redaction.redact(request.headers)))
+        emit(for: call, .attemptSent(attempt: attempt, headers: self.redaction.redact(request.headers)))
         return log.elapsedTime
     }
 
     /// ``received(_:attempt:since:id:)`` for an attempt of a flight.
+    @inline(never)  // inlined, its event's temporaries made the flight's `sendOnce` frame outgrow the task's first slab
     func received(_ response: TransportResponse, attempt: Int, since start: Duration, of call: Courier.Call) {
-        call.emit(
+        emit(
+            for: call,
             .responseReceived(
                 attempt: attempt, status: response.statusCode, bytes: response.body.count,
                 duration: self.log.elapsedTime - start))
