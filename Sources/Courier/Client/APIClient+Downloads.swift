@@ -30,9 +30,7 @@ extension APIClient {
             // The destination's directory is checked first: nothing is sent for a download that cannot be kept.
             let file = try PartialFile(for: destination)
             do {
-                let exchange = try await observeStreamed(request.fields) { id in
-                    try await self.performStreamed(request.fields, body: nil, id: id)
-                }
+                let exchange = try await streamedExchange(request.fields, StreamedShape())
                 let head = exchange.response
                 progress.restart(total: head.headers["Content-Length"].flatMap(Int.init))
                 for try await chunk in head.body {

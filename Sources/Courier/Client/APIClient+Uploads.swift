@@ -84,15 +84,13 @@ extension APIClient {
         }
     }
 
-    /// The streamed path with `body` counted as it is handed to the transport, and the response read whole.
+    /// The upload shape of the one pipeline: `body` is sent in place of the request's own and counted as the
+    /// transport reads it (from 0 again for each attempt), and the response is read whole.
     private func uploadExchange<T>(
         _ request: APIRequest<T>, body: StreamedBody, contentType: String?, progress: ProgressReporter
     ) async throws -> Exchange {
-        let counted = body.counted(by: progress)
-        let exchange = try await observeStreamed(request.fields) { id in
-            try await self.performStreamed(request.fields, body: counted, contentType: contentType, id: id)
-        }
-        return try await exchange.collected(upTo: Self.collectedBodyLimit)
+        let shape = StreamedShape(upload: body, uploadContentType: contentType, progress: progress)
+        return try await streamedExchange(request.fields, shape).collected(upTo: Self.collectedBodyLimit)
     }
 }
 

@@ -234,7 +234,8 @@ public final class APIClient: Sendable {
         func call(_ outgoing: Outgoing, decoding: SharedDecoding?) -> Call {
             Call(
                 client: self, id: id, adapted: adapted, limits: limits, authorization: authorization,
-                coalescing: request.coalescing, decoding: decoding, outgoing: outgoing)
+                coalescing: request.coalescing, decoding: decoding, outgoing: outgoing,
+                streamed: request.streamed)
         }
         switch try plan(
             adapted, policy: request.cachePolicy, defaultFreshness: request.defaultFreshness,
@@ -324,9 +325,13 @@ public final class APIClient: Sendable {
         // loop's, and together they must fit the task's first slab of memory.
         var exchange = try await sendWithRetries(call, first: call.outgoing.request)
         // Storing, the common case, waits for nothing and runs as a plain function; a merge or an invalidation may
-        // send again or wait for the disk tier.
-        if call.outgoing.changesTheCache, !storeIfThatIsAll(exchange, call.outgoing, call: call) {
-            exchange = try await record(exchange, call.outgoing, call: call)
+        // send again or wait for the disk tier. A body still arriving (a streamed shape) is recorded as it passes.
+        if call.outgoing.changesTheCache {
+            if exchange.bodyStream != nil {
+                exchange = try await recordArriving(exchange, call.outgoing, call: call)
+            } else if !storeIfThatIsAll(exchange, call.outgoing, call: call) {
+                exchange = try await record(exchange, call.outgoing, call: call)
+            }
         }
         decodeOnce(&exchange, for: call)
         return exchange
@@ -395,9 +400,18 @@ public final class APIClient: Sendable {
             }
             if !headers.contains("Content-Type") { headers["Content-Type"] = "application/json" }
         }
+        // An upload's body replaces the request's own; its `Content-Type` is checked below with every other header.
+        let upload = request.streamed?.upload
+        if upload != nil {
+            body = nil
+            if let type = request.streamed?.uploadContentType, !headers.contains("Content-Type") {
+                headers["Content-Type"] = type
+            }
+        }
         try headers.validate()
         var built = TransportRequest(
             method: request.method, url: url, headers: headers, body: body, credentials: scope.credentials)
+        if let upload { built.streamedBody = upload }
         built.redirectPolicy = request.redirectPolicy ?? configuration.redirectPolicy
         built.keepURLText(target.text)
         // No credential in clear text to another machine (its own, the defaults', the token to come); for a relative
@@ -496,6 +510,8 @@ public final class APIClient: Sendable {
         /// Resends after a refreshed credential: they count as attempts, not against the retry policy.
         var resends = 0
         var timings = FlightTimings()
+        /// The body of an acceptable streamed response, still arriving; handed over with the exchange.
+        var bodyStream: ByteStream?
     }
 
     /// What the retry loop does after an attempt.
@@ -518,19 +534,39 @@ public final class APIClient: Sendable {
                 return .finish(
                     Exchange(
                         request: sent, response: response, attempts: loop.attempt, leader: call.id,
-                        timings: loop.timings, asked: Self.asked(call, sent: sent)))
+                        timings: loop.timings, asked: Self.asked(call, sent: sent), bodyStream: loop.bodyStream))
             }
             if isCredentialRejected(response, authorized: loop.authorization != nil) {
                 guard loop.authorization != nil else { return .fail(APIError.unauthorized(response)) }
+                // The server did not act on the request: the one resend stays, if the body can be sent again.
+                if let refusal = Self.refusalToResend(call) { return .fail(refusal) }
                 loop.resends += 1
                 return .resend(rejected: response)
             }
         }
+        return retryDecision(outcome, sent: sent, call: call, loop: &loop)
+    }
+
+    /// Whether the call's own body can go out again; a one-shot body the caller gave is sent once.
+    private static func refusalToResend(_ call: Call) -> APIError? {
+        guard let body = call.adapted.unadapted.streamedBody, !body.isReplayable else { return nil }
+        return .invalidRequest(.bodyNotReplayable)
+    }
+
+    /// After an attempt that failed: the retry policy decides, within the call's deadlines. A request that may not be
+    /// sent twice (an unsafe method without an `Idempotency-Key`) is never retried, whatever a custom policy says.
+    @inline(never)
+    private func retryDecision(
+        _ outcome: RetryContext.Outcome, sent: TransportRequest, call: Call, loop: inout AttemptLoop
+    ) -> NextStep {
         let context = RetryContext(
             request: sent, attempt: loop.attempt - loop.resends, outcome: outcome, now: configuration.currentDate())
-        let decision = call.limits.allowing(configuration.retryPolicy.decision(for: context), now: deadlines.elapsed)
+        let policy = configuration.retryPolicy
+        let asked = policy.mayResend(sent) ? policy.decision(for: context) : .doNotRetry
+        let decision = call.limits.allowing(asked, now: deadlines.elapsed)
         switch (decision, outcome) {
         case (.retry(let delay), _):
+            if let refusal = Self.refusalToResend(call) { return .fail(refusal) }
             loop.timings.retryDelays.append(delay)
             instrumentation.count(.retry)
             call.emit(.retryScheduled(attempt: loop.attempt, delay: delay, reason: instrumentation.reason(outcome)))
@@ -626,7 +662,13 @@ public final class APIClient: Sendable {
         let deadline = TransportDeadline(
             timeout: call.limits.nextWait(now: start), scheduler: deadlines, start: start)
         do {
-            let response = try await configuration.transport.send(request, deadline: deadline)
+            // The shapes differ here only: a buffered call reads the whole response, a streamed one its head.
+            let response =
+                if let shape = call.streamed {
+                    try await streamedHead(request, shape, limits: call.limits, timeout: deadline.timeout, into: &loop.bodyStream)
+                } else {
+                    try await configuration.transport.send(request, deadline: deadline)
+                }
             instrumentation.received(response, attempt: attempt, since: start, of: call)
             loop.timings.record(attempt, of: request, response, duration: instrumentation.log.elapsedTime - start)
             return .response(response)

@@ -23,6 +23,9 @@ final class Call: Sendable {
     let decoding: SharedDecoding?
     /// What the flight sends first and what its answer changes in the cache.
     let outgoing: Outgoing
+    /// What sets a streamed shape apart (its response's body handed over as it arrives, an upload's body); `nil` for a
+    /// buffered `send`.
+    let streamed: StreamedShape?
     /// Whose events the steps of this call's flight are: its own, until it leaves a flight that others still wait
     /// for (see ``attributeEvents(to:generation:)``). Held while a flight's event is emitted, so that an event is
     /// either emitted before the change or carries the new owner: never after the last event of the call that left.
@@ -31,7 +34,7 @@ final class Call: Sendable {
     init(
         client: APIClient, id: CallID, adapted: Adapted, limits: CallLimits,
         authorization: APIClient.Authorization?, coalescing: CoalescingPolicy, decoding: SharedDecoding?,
-        outgoing: Outgoing
+        outgoing: Outgoing, streamed: StreamedShape? = nil
     ) {
         self.client = client
         self.id = id
@@ -41,6 +44,7 @@ final class Call: Sendable {
         self.coalescing = coalescing
         self.decoding = decoding
         self.outgoing = outgoing
+        self.streamed = streamed
         self.eventOwner = Mutex((id, 0))
     }
 

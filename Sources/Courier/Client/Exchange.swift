@@ -16,11 +16,11 @@ struct Exchange: Sendable {
     init(
         request: TransportRequest, response: TransportResponse, attempts: Int, source: ResponseSource = .network,
         leader: CallID? = nil, decoded: DecodedValue? = nil, timings: FlightTimings = FlightTimings(),
-        asked: TransportRequest? = nil
+        asked: TransportRequest? = nil, bodyStream: ByteStream? = nil
     ) {
         storage = Storage(
             request: request, response: response, attempts: attempts, source: source, leader: leader, timings: timings,
-            asked: asked)
+            asked: asked, bodyStream: bodyStream)
         storage.decoded = decoded
     }
 
@@ -33,6 +33,25 @@ struct Exchange: Sendable {
     var asked: TransportRequest? { storage.asked }
     /// The flight's attempts and retry delays, for ``APIResponse/timings``.
     var timings: FlightTimings { storage.timings }
+    /// The body still arriving, for a streamed shape whose acceptable response came from the network; `nil` when the
+    /// body is whole in ``response`` (a buffered call, a stored response, an error's body).
+    var bodyStream: ByteStream? {
+        get { storage.bodyStream }
+        _modify { yield &uniqueStorage().bodyStream }
+    }
+    /// The same exchange with its body whole in ``response`` (the stream read or dropped).
+    var withoutBodyStream: Exchange {
+        var exchange = self
+        exchange.bodyStream = nil
+        return exchange
+    }
+
+    /// The same exchange with its body arriving through `stream`.
+    func withBodyStream(_ stream: ByteStream) -> Exchange {
+        var exchange = self
+        exchange.bodyStream = stream
+        return exchange
+    }
 
     @usableFromInline
     var response: TransportResponse {
@@ -73,6 +92,7 @@ struct Exchange: Sendable {
         let leader: CallID?
         let timings: FlightTimings
         let asked: TransportRequest?
+        @exclusivity(unchecked) var bodyStream: ByteStream?
         @exclusivity(unchecked) var attempts: Int
         @exclusivity(unchecked) var response: TransportResponse
         @exclusivity(unchecked) var source: ResponseSource
@@ -80,7 +100,7 @@ struct Exchange: Sendable {
 
         init(
             request: TransportRequest, response: TransportResponse, attempts: Int, source: ResponseSource,
-            leader: CallID?, timings: FlightTimings, asked: TransportRequest?
+            leader: CallID?, timings: FlightTimings, asked: TransportRequest?, bodyStream: ByteStream?
         ) {
             self.request = request
             self.response = response
@@ -89,12 +109,13 @@ struct Exchange: Sendable {
             self.leader = leader
             self.timings = timings
             self.asked = asked
+            self.bodyStream = bodyStream
         }
 
         convenience init(copying other: Storage) {
             self.init(
                 request: other.request, response: other.response, attempts: other.attempts, source: other.source,
-                leader: other.leader, timings: other.timings, asked: other.asked)
+                leader: other.leader, timings: other.timings, asked: other.asked, bodyStream: other.bodyStream)
             decoded = other.decoded
         }
     }

@@ -42,10 +42,15 @@ struct StreamedExchange: Sendable {
         self.source = source
     }
 
-    /// An exchange served from a stored (or revalidated) response: its body is one chunk.
+    /// The pipeline's exchange as a streamed shape hands it over: the body still arriving, or (a stored response, an
+    /// error's body) whole as one chunk.
     init(_ exchange: Exchange) {
+        let head = exchange.response
         self.init(
-            request: exchange.request, response: StreamedTransportResponse(exchange.response),
+            request: exchange.request,
+            response: exchange.bodyStream.map {
+                StreamedTransportResponse(statusCode: head.statusCode, headers: head.headers, body: $0)
+            } ?? StreamedTransportResponse(head),
             attempts: exchange.attempts, source: exchange.source)
     }
 

@@ -234,6 +234,11 @@ struct RequestFields: Sendable {
         get { options?.redirectPolicy }
         set { updateOptions { $0.redirectPolicy = newValue } }
     }
+    /// How a streamed shape moves the call's bodies; `nil` for a buffered `send`.
+    var streamed: StreamedShape? {
+        get { options?.values.streamed }
+        set { updateOptions { $0.streamed = newValue } }
+    }
 
     /// The options most requests never set, behind one reference: a request is passed through every step of a call,
     /// and each byte it grows costs every call (measured in `Scripts/instructions.sh`).
@@ -253,7 +258,7 @@ struct RequestFields: Sendable {
         // Checked field by field, cheapest first, without copying the payload or the options out.
         guard method.rawValue == "GET", headers.isEmpty, !sendsCredentialsToAnyOrigin, !hasBody else { return false }
         guard let options else { return true }
-        return options.values.redirectPolicy == nil
+        return options.values.redirectPolicy == nil && options.values.streamed?.upload == nil
     }
 
     init(method: RequestMethod, path: String, query: [URLQueryItem], headers: HeaderFields, body: RequestPayload?) {
@@ -282,6 +287,7 @@ final class RequestOptions: Sendable {
         var errorMapping: ResponseErrorMapping?
         var latestWins: LatestWins?
         var redirectPolicy: RedirectPolicy?
+        var streamed: StreamedShape?
     }
 
     let values: Values

@@ -157,6 +157,10 @@ public struct RetryPolicy: Sendable {
         }
     }
 
+    /// Whether `request` may be sent twice: its method is one of ``idempotentMethods``, or it carries an
+    /// `Idempotency-Key`. The client asks this before any policy, a custom one included, and before a hedge.
+    func mayResend(_ request: TransportRequest) -> Bool { isRetryable(request) }
+
     private func isRetryable(_ request: TransportRequest) -> Bool {
         idempotentMethods.contains(request.method) || request.headers.contains("Idempotency-Key")
     }

@@ -71,7 +71,8 @@ public struct RequestSigner: RequestAdapter {
     public let keyID: String?
     /// Where each part of the signature goes.
     public let headerNames: HeaderNames
-    private let bodyDigest: @Sendable (Data) throws -> Data
+    /// How the body is digested; set by the initializer used.
+    var digest: BodyDigest
     private let mac: @Sendable (Data) throws -> Data
     private let now: @Sendable () -> Date
     private let makeNonce: @Sendable () -> String
@@ -81,7 +82,9 @@ public struct RequestSigner: RequestAdapter {
     /// - Parameters:
     ///   - keyID: The identifier of the key, sent in ``HeaderNames/keyID``; `nil` sends none.
     ///   - headerNames: Where each part of the signature goes.
-    ///   - bodyDigest: The digest of a body (SHA-256, say); called with empty data when there is no body.
+    ///   - bodyDigest: The digest of a body (SHA-256, say); called with empty data when there is no body. A body read
+    ///     as it is sent (an upload) is read whole for it, up to ``maximumHeldBodyBytes``: for larger ones, use
+    ///     ``init(keyID:headerNames:incrementalDigest:mac:now:nonce:)``.
     ///   - mac: The MAC of a canonical string's UTF-8 bytes (HMAC-SHA256 with your key, say).
     ///   - now: The current date, for the timestamp; inject one in tests.
     ///   - nonce: A value never used before, for each attempt; a random UUID by default.
@@ -94,7 +97,7 @@ public struct RequestSigner: RequestAdapter {
     ) {
         self.keyID = keyID
         self.headerNames = headerNames
-        self.bodyDigest = bodyDigest
+        self.digest = .whole(bodyDigest)
         self.mac = mac
         self.now = now
         self.makeNonce = nonce
@@ -109,12 +112,8 @@ public struct RequestSigner: RequestAdapter {
     /// - Returns: The signed request.
     /// - Throws: ``RequestSigningError`` when the digest or the MAC throws.
     public func adapt(_ request: TransportRequest) async throws -> TransportRequest {
-        let digest: Data
-        do {
-            digest = try bodyDigest(request.body ?? Data())
-        } catch {
-            throw RequestSigningError(step: .bodyDigest, underlying: error)
-        }
+        var signed = request
+        let digest = try await bodyDigest(of: &signed)
         let timestamp = String(Int64(now().timeIntervalSince1970.rounded(.down)))
         let nonce = makeNonce()
         let canonical = Self.canonicalString(
@@ -125,7 +124,6 @@ public struct RequestSigner: RequestAdapter {
         } catch {
             throw RequestSigningError(step: .mac, underlying: error)
         }
-        var signed = request
         signed.headers.replaceOrAdd(name: headerNames.timestamp, value: timestamp)
         signed.headers.replaceOrAdd(name: headerNames.nonce, value: nonce)
         signed.headers.replaceOrAdd(name: headerNames.bodyDigest, value: Self.hex(digest))
