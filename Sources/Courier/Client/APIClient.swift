@@ -510,8 +510,6 @@ public final class APIClient: Sendable {
         /// Resends after a refreshed credential: they count as attempts, not against the retry policy.
         var resends = 0
         var timings = FlightTimings()
-        /// The body of an acceptable streamed response, still arriving; handed over with the exchange.
-        var bodyStream: ByteStream?
     }
 
     /// What the retry loop does after an attempt.
@@ -534,7 +532,7 @@ public final class APIClient: Sendable {
                 return .finish(
                     Exchange(
                         request: sent, response: response, attempts: loop.attempt, leader: call.id,
-                        timings: loop.timings, asked: Self.asked(call, sent: sent), bodyStream: loop.bodyStream))
+                        timings: loop.timings, asked: Self.asked(call, sent: sent), bodyStream: call.streamed?.takeArrivingBody()))
             }
             if isCredentialRejected(response, authorized: loop.authorization != nil) {
                 guard loop.authorization != nil else { return .fail(APIError.unauthorized(response)) }
@@ -665,7 +663,7 @@ public final class APIClient: Sendable {
             // The shapes differ here only: a buffered call reads the whole response, a streamed one its head.
             let response =
                 if let shape = call.streamed {
-                    try await streamedHead(request, shape, limits: call.limits, timeout: deadline.timeout, into: &loop.bodyStream)
+                    try await streamedHead(request, shape, limits: call.limits, timeout: deadline.timeout)
                 } else {
                     try await configuration.transport.send(request, deadline: deadline)
                 }

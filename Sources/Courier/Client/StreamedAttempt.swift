@@ -7,7 +7,7 @@ extension APIClient {
 
     /// The transport step of one attempt of a streamed call, inside the one retry loop (``sendWithRetries(_:first:)``).
     ///
-    /// An acceptable response's body is left arriving in `bodyStream` and its head returned: from here the body is
+    /// An acceptable response's body is left arriving, held by `shape` for the exchange, and its head returned: from here the body is
     /// the caller's, and a failure while reading it is not retried. Any other response is read whole (up to
     /// ``collectedBodyLimit``), for the retry policy, the credential check and the error, as a buffered call's is.
     ///
@@ -18,8 +18,7 @@ extension APIClient {
     /// restarts each time the transport reads a chunk of it (``SendingDeadline``).
     @inline(never)
     nonisolated(nonsending) func streamedHead(
-        _ request: TransportRequest, _ shape: StreamedShape, limits: CallLimits, timeout: Duration,
-        into bodyStream: inout ByteStream?
+        _ request: TransportRequest, _ shape: StreamedShape, limits: CallLimits, timeout: Duration
     ) async throws -> TransportResponse {
         let transport = configuration.transport
         var head: StreamedTransportResponse
@@ -42,7 +41,7 @@ extension APIClient {
             head.body = body
             return try await head.collect(upTo: Self.collectedBodyLimit)
         }
-        bodyStream = body
+        shape.hold(body)
         return TransportResponse(statusCode: head.statusCode, headers: head.headers)
     }
 }
