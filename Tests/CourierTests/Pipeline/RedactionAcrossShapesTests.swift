@@ -58,6 +58,12 @@ import Testing
         for event in told {
             let printed = AuthTestKit.printed(event)
             #expect(!printed.contains(AuthTestKit.secret), "an event shows a credential: \(event)")
+            // The values themselves, not only how `HeaderFields` prints them (it hides the standard names).
+            if case .attemptSent(_, let headers) = event.kind {
+                let values = headers.fields.map(\.value)
+                #expect(!values.contains { $0.contains(AuthTestKit.secret) }, "attempt headers: \(values)")
+                #expect(headers["Authorization"] == "<redacted>", "the credential's name is kept, its value hidden")
+            }
         }
     }
 }
