@@ -22,9 +22,24 @@ extension Redaction {
             return APIError.transport(failure, underlying: sanitized(underlying: underlying))
         case .invalidResponse(let reason, let underlying?):
             return APIError.invalidResponse(reason: redact(reason), underlying: sanitized(underlying: underlying))
+        case .unacceptableStatus(let response):
+            return APIError.unacceptableStatus(sanitized(response))
+        case .unauthorized(let response):
+            return APIError.unauthorized(sanitized(response))
+        case .decodingFailed(let type, let underlying, let response):
+            return APIError.decodingFailed(type: type, underlying: underlying, response: sanitized(response))
         default:
             return apiError
         }
+    }
+
+    /// A response an error carries, with the URL it came from redacted (a redirect's target may carry a credential in
+    /// its query, as the request's own URL may).
+    private func sanitized(_ response: TransportResponse) -> TransportResponse {
+        guard let url = response.url else { return response }
+        var response = response
+        response.url = redactedURL(url)
+        return response
     }
 
     /// A `URLError` rebuilt with its code and redacted URLs; any other error as it is.
