@@ -61,9 +61,9 @@ extension APIClient {
     /// Step 7 for a response whose body is still arriving. An invalidation needs only the head; a response to store is
     /// copied aside as it passes and stored when its body ends, if it fits ``ResponseCache/maxEntryBytes`` and the
     /// cache's own rules (the one parser of `Cache-Control`) do not refuse it.
-    nonisolated(nonsending) func recordArriving(_ exchange: Exchange, _ outgoing: Outgoing, call: Call) async throws
-        -> Exchange
-    {
+    @inline(never)  // the flight's frame holds no copy of what this needs
+    nonisolated(nonsending) func recordArriving(_ exchange: Exchange, call: Call) async throws -> Exchange {
+        let outgoing = call.outgoing
         guard let cache = configuration.cache, let arriving = exchange.bodyStream else { return exchange }
         let head = exchange.response
         switch outgoing.record {

@@ -328,7 +328,7 @@ public final class APIClient: Sendable {
         // send again or wait for the disk tier. A body still arriving (a streamed shape) is recorded as it passes.
         if call.outgoing.changesTheCache {
             if exchange.bodyStream != nil {
-                exchange = try await recordArriving(exchange, call.outgoing, call: call)
+                exchange = try await recordArriving(exchange, call: call)
             } else if !storeIfThatIsAll(exchange, call.outgoing, call: call) {
                 exchange = try await record(exchange, call.outgoing, call: call)
             }
@@ -662,11 +662,9 @@ public final class APIClient: Sendable {
         do {
             // The shapes differ here only: a buffered call reads the whole response, a streamed one its head.
             let response =
-                if let shape = call.streamed {
-                    try await streamedHead(request, shape, limits: call.limits, timeout: deadline.timeout)
-                } else {
-                    try await configuration.transport.send(request, deadline: deadline)
-                }
+                call.streamed == nil
+                ? try await configuration.transport.send(request, deadline: deadline)
+                : try await streamedHead(request, call: call, timeout: deadline.timeout)
             instrumentation.received(response, attempt: attempt, since: start, of: call)
             loop.timings.record(attempt, of: request, response, duration: instrumentation.log.elapsedTime - start)
             return .response(response)

@@ -7,7 +7,7 @@ extension APIClient {
 
     /// The transport step of one attempt of a streamed call, inside the one retry loop (``sendWithRetries(_:first:)``).
     ///
-    /// An acceptable response's body is left arriving, held by `shape` for the exchange, and its head returned: from here the body is
+    /// An acceptable response's body is left arriving, held by the call's ``StreamedShape`` for the exchange, and its head returned: from here the body is
     /// the caller's, and a failure while reading it is not retried. Any other response is read whole (up to
     /// ``collectedBodyLimit``), for the retry policy, the credential check and the error, as a buffered call's is.
     ///
@@ -18,12 +18,13 @@ extension APIClient {
     /// restarts each time the transport reads a chunk of it (``SendingDeadline``).
     @inline(never)
     nonisolated(nonsending) func streamedHead(
-        _ request: TransportRequest, _ shape: StreamedShape, limits: CallLimits, timeout: Duration
+        _ request: TransportRequest, call: Call, timeout: Duration
     ) async throws -> TransportResponse {
+        let limits = call.limits
         let transport = configuration.transport
         var head: StreamedTransportResponse
         if var body = request.streamedBody {
-            if let progress = shape.progress { body = body.counted(by: progress) }
+            if let progress = call.streamed?.progress { body = body.counted(by: progress) }
             let deadline = SendingDeadline(idle: limits.timeout, end: limits.end, scheduler: deadlines)
             var sending = request
             sending.streamedBody = body.observingSends { _ in deadline.bodyWasSent() }
@@ -41,7 +42,7 @@ extension APIClient {
             head.body = body
             return try await head.collect(upTo: Self.collectedBodyLimit)
         }
-        shape.hold(body)
+        call.streamed?.hold(body)
         return TransportResponse(statusCode: head.statusCode, headers: head.headers)
     }
 }
