@@ -86,7 +86,9 @@ final class URLSessionStreamingExchange: NSObject, URLSessionDataDelegate, Senda
     func start(configuration: URLSessionConfiguration) async throws -> HTTPURLResponse {
         try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
-                guard state.withLock({ $0.machine.waitForHead(continuation) }) else { return continuation.resume(throwing: CancellationError()) }
+                guard state.withLock({ $0.machine.waitForHead(continuation) }) else {
+                    return continuation.resume(throwing: CancellationError())
+                }
                 queue.async { [self] in
                     let session = URLSession(
                         configuration: configuration, delegate: self,
