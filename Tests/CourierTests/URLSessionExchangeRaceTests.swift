@@ -75,4 +75,30 @@ import Testing
         }
         #expect(finished.withLock { $0 } == 1)
     }
+
+    /// Both orders at once, from two threads, many times: every caller gets exactly one outcome (a checked
+    /// continuation traps on a second resume) and every exchange gives its slot back exactly once.
+    @Test func completionsAndCancelsRacingFromTwoThreadsTellEachCallerOnceAndFinishEachExchangeOnce() async {
+        let rounds = 500
+        let finished = Locked(0)
+        let outcomes = Locked((responses: 0, cancellations: 0))
+        await withTaskGroup(of: Void.self) { group in
+            for _ in 0..<rounds {
+                let exchange = Self.exchange(finished: finished)
+                group.addTask {
+                    let outcome = await withCheckedContinuation { continuation in
+                        _ = exchange.report(to: continuation)
+                        DispatchQueue.global().async { exchange.leave(with: CancellationError()) }
+                        exchange.completed(data: Data("body".utf8), response: Self.ok, error: nil)
+                    }
+                    outcomes.withLock { counts in
+                        if case .response = outcome { counts.responses += 1 } else { counts.cancellations += 1 }
+                    }
+                }
+            }
+        }
+        let counts = outcomes.withLock { $0 }
+        #expect(counts.responses + counts.cancellations == rounds)
+        #expect(finished.withLock { $0 } == rounds)
+    }
 }
