@@ -35,24 +35,17 @@ private final class IdleTimeoutReader: Sendable {
     deinit { relay.stop(with: CancellationError()) }
 }
 
-/// Hands the chunks of a source stream to one reader, one at a time, each wait racing a deadline. The state is a
-/// short critical section; continuations are resumed and tasks cancelled after it.
+/// Hands the chunks of a source stream to one reader, one at a time, each wait racing a deadline. The state is an
+/// ``IdleTimeoutStateMachine`` behind a lock; continuations are resumed, timers set and tasks cancelled after it.
 private final class IdleTimeoutRelay: Sendable {
-    private struct State {
-        /// The reader waiting for a chunk, with the deadline of its wait.
-        var reader: (continuation: CheckedContinuation<Data?, any Error>, deadline: UInt64)?
-        /// How the stream ended; every later read gets the same.
-        var end: Result<Void, any Error>?
-        /// The task that reads the source, started by the first read.
-        var reading: Task<Void, Never>?
-    }
+    private typealias Machine = IdleTimeoutStateMachine<CheckedContinuation<Data?, any Error>, Task<Void, Never>>
 
     private let source: ByteStream
     private let timeout: Duration
     /// When every wait must be over, and the call timeout that set it.
     private let end: (at: Duration, callTimeout: Duration)?
     private let scheduler: DeadlineScheduler
-    private let state = Locked(State())
+    private let state = Locked(Machine())
     /// One element per read the reader asks for; the relay task reads a chunk for each.
     private let demands: AsyncStream<Void>
     private let demand: AsyncStream<Void>.Continuation
@@ -70,19 +63,19 @@ private final class IdleTimeoutRelay: Sendable {
     func next() async throws -> Data? {
         try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Data?, any Error>) in
-                let ended = state.withLock { state -> Result<Void, any Error>? in
-                    if let end = state.end { return end }
-                    // Scheduled inside the lock: the scheduler never calls back while holding its own, and a
-                    // deadline that fires at once then finds the reader in place.
-                    let deadline = scheduler.schedule(at: due()) { [weak self] in self?.expire() }
-                    state.reader = (continuation, deadline)
-                    if state.reading == nil { state.reading = Task { await self.readSource() } }
-                    return nil
-                }
-                switch ended {
-                case nil: demand.yield()
-                case .success?: continuation.resume(returning: nil)
-                case .failure(let error)?: continuation.resume(throwing: error)
+                switch state.withLock({ $0.read(continuation) }) {
+                case .resume(let reader, let result):
+                    reader.resume(with: result)
+                case .wait(let wait, let startRelay):
+                    // The timer is set after the critical section: one that fires at once, or a chunk that comes
+                    // first, finds the wait by its number, and `armed` cancels a timer whose wait is already over.
+                    let timer = scheduler.schedule(at: due()) { [weak self] in self?.expire(wait) }
+                    if let over = state.withLock({ $0.armed(wait, timer: timer) }) { scheduler.cancel(over) }
+                    if startRelay {
+                        let task = Task { await self.readSource() }
+                        state.withLock { $0.relayStarted(task) }?.cancel()
+                    }
+                    demand.yield()
                 }
             }
         } onCancel: {
@@ -92,16 +85,14 @@ private final class IdleTimeoutRelay: Sendable {
 
     /// Ends the stream with `error` (unless it already ended): the waiting reader gets it and the transfer stops.
     func stop(with error: any Error) {
-        let (reader, reading) = state.withLock {
-            state -> (CheckedContinuation<Data?, any Error>?, Task<Void, Never>?) in
-            guard state.end == nil else { return (nil, nil) }
-            state.end = .failure(error)
-            defer { state.reader = nil }
-            if let deadline = state.reader?.deadline { scheduler.cancel(deadline) }
-            return (state.reader?.continuation, state.reading)
-        }
+        apply(state.withLock { $0.stop(with: error) }, error)
+    }
+
+    private func apply(_ action: Machine.StopAction, _ error: any Error) {
+        guard case .stop(let reader, let timer, let relay) = action else { return }
+        if let timer { scheduler.cancel(timer) }
         demand.finish()
-        reading?.cancel()
+        relay?.cancel()
         reader?.resume(throwing: error)
     }
 
@@ -112,13 +103,16 @@ private final class IdleTimeoutRelay: Sendable {
         return min(idle, end.at)
     }
 
-    /// The deadline of the current wait passed: the call's end when it has come, else the idle timeout.
-    private func expire() {
+    /// The deadline of `wait` passed: the call's end when it has come, else the idle timeout. Applies only if that
+    /// wait is still open (see ``IdleTimeoutStateMachine``).
+    private func expire(_ wait: Machine.Wait) {
+        let error: any Error
         if let end, scheduler.elapsed >= end.at {
-            stop(with: APIError.timedOut(end.callTimeout))
+            error = APIError.timedOut(end.callTimeout)
         } else {
-            stop(with: APIError.timedOut(timeout))
+            error = APIError.timedOut(timeout)
         }
+        apply(state.withLock { $0.expire(wait, with: error) }, error)
     }
 
     /// The relay task: reads one chunk per demand, until the source ends or the relay is stopped.
@@ -135,19 +129,10 @@ private final class IdleTimeoutRelay: Sendable {
         }
     }
 
-    /// Hands what the source produced to the waiting reader, unless the wait already ended.
+    /// Hands what the source produced to the waiting reader, unless the stream already ended.
     private func deliver(_ result: Result<Data?, any Error>) {
-        let reader = state.withLock { state -> CheckedContinuation<Data?, any Error>? in
-            guard state.end == nil, let reader = state.reader else { return nil }
-            state.reader = nil
-            scheduler.cancel(reader.deadline)
-            switch result {
-            case .success(.some): break
-            case .success(.none): state.end = .success(())
-            case .failure(let error): state.end = .failure(error)
-            }
-            return reader.continuation
-        }
-        reader?.resume(with: result)
+        guard case .resume(let reader, let result, let timer) = state.withLock({ $0.deliver(result) }) else { return }
+        if let timer { scheduler.cancel(timer) }
+        reader.resume(with: result)
     }
 }

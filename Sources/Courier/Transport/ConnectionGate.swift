@@ -50,7 +50,7 @@ final class ConnectionGate: Sendable {
     ///
     /// - Returns: `true` when the slot is taken now: the caller starts the request itself and `start` is dropped.
     func admit(_ host: String, id: UInt64, start: @escaping Start) -> Bool {
-        state.withLock { $0.hosts[host, default: Queue()].admit(id, start, limit: limit) }
+        state.withLock { $0.hosts[host, default: Queue()].admit(id, start, limit: limit) } == .startNow
     }
 
     /// Takes a queued request out because its caller left. Does nothing when it was already admitted (its start
@@ -60,27 +60,27 @@ final class ConnectionGate: Sendable {
     @discardableResult
     func withdraw(_ host: String, id: UInt64) -> Bool {
         state.withLock { state in
-            let removed = state.hosts[host]?.remove(id) != nil
+            let action = state.hosts[host]?.withdraw(id)
             if state.hosts[host]?.isIdle == true { state.hosts[host] = nil }
-            return removed
+            return action == .withdrawn
         }
     }
 
     /// Gives the slot back: to the longest-waiting request for `host`, if there is one.
     func leave(_ host: String) {
-        let next = state.withLock { state -> Start? in
-            let next = state.hosts[host]?.release()
+        let action = state.withLock { state -> Queue.ReleaseAction? in
+            let action = state.hosts[host]?.release()
             if state.hosts[host]?.isIdle == true { state.hosts[host] = nil }
-            return next
+            return action
         }
-        next?()
+        if case .start(let next)? = action { next() }
     }
 
     /// Requests inside URLSession and requests queued here, for `host` (for tests).
     func counts(for host: String) -> (admitted: Int, queued: Int) {
         state.withLock { state in
             let queue = state.hosts[host]
-            return (queue?.admitted ?? 0, queue?.waiters.count ?? 0)
+            return (queue?.admitted ?? 0, queue?.queued ?? 0)
         }
     }
 
@@ -88,8 +88,7 @@ final class ConnectionGate: Sendable {
     /// proportional to the requests queued, whoever left).
     func arrivalOrderCount(for host: String) -> Int {
         state.withLock { state in
-            guard let queue = state.hosts[host] else { return 0 }
-            return queue.order.count - queue.head
+            state.hosts[host]?.arrivalOrderCount ?? 0
         }
     }
 
@@ -101,72 +100,6 @@ final class ConnectionGate: Sendable {
         var nextID: UInt64 = 0
     }
 
-    /// One host's slots and waiters. Waiters are found by id (a cancelled one leaves in O(1)); `order` keeps arrival
-    /// order. The id of a waiter that left stays in `order` until it is skipped or compacted away: `order` is emptied
-    /// when the last waiter leaves and compacted once such ids outnumber the waiters, so it stays proportional to
-    /// the waiters however many callers time out or cancel while every slot is held.
-    private struct Queue {
-        /// Below this many departed ids, `order` is not compacted (compacting a short array saves nothing).
-        static let departedSlack = 32
-
-        var admitted = 0
-        var waiters: [UInt64: Start] = [:]
-        var order: [UInt64] = []
-        var head = 0
-
-        var isIdle: Bool { admitted == 0 && waiters.isEmpty }
-
-        mutating func admit(_ id: UInt64, _ start: @escaping Start, limit: Int) -> Bool {
-            if admitted < limit, waiters.isEmpty {
-                admitted += 1
-                return true
-            }
-            waiters[id] = start
-            order.append(id)
-            return false
-        }
-
-        mutating func remove(_ id: UInt64) -> Start? {
-            guard let start = waiters.removeValue(forKey: id) else { return nil }
-            dropDeparted()
-            return start
-        }
-
-        /// Forgets the ids of waiters that left: all of them when none waits any more, else once they outnumber the
-        /// waiters (amortized O(1) a departure).
-        private mutating func dropDeparted() {
-            guard !waiters.isEmpty else {
-                order.removeAll(keepingCapacity: true)
-                head = 0
-                return
-            }
-            let departed = order.count - head - waiters.count
-            guard departed > max(waiters.count, Self.departedSlack) else { return }
-            order = order[head...].filter { waiters[$0] != nil }
-            head = 0
-        }
-
-        /// The next waiter, who takes over the slot; or nil, and the slot is free.
-        mutating func release() -> Start? {
-            while head < order.count {
-                let id = order[head]
-                head += 1
-                if let next = waiters.removeValue(forKey: id) {
-                    compact()
-                    return next
-                }
-            }
-            order.removeAll(keepingCapacity: true)
-            head = 0
-            admitted -= 1
-            return nil
-        }
-
-        /// Drops the consumed front of `order` once it is at least half of it, so the array stays O(waiters).
-        private mutating func compact() {
-            guard head >= 64, head * 2 >= order.count else { return }
-            order.removeFirst(head)
-            head = 0
-        }
-    }
+    /// One host's slots and waiters.
+    private typealias Queue = ConnectionGateStateMachine<Start>
 }

@@ -40,12 +40,11 @@ final class URLSessionExchange: NSObject, URLSessionDataDelegate, Sendable {
         case undecodable(String)
     }
 
+    private typealias Machine = URLSessionExchangeStateMachine<CheckedContinuation<Outcome, Never>, URLSessionTask>
+
+    /// Where the caller and the task are (``URLSessionExchangeStateMachine``), and what has arrived so far.
     private struct State {
-        var continuation: CheckedContinuation<Outcome, Never>?
-        var task: URLSessionTask?
-        /// Why the caller left before the task ended (cancelled, or its deadline passed): what it was told.
-        var leftWith: (any Error)?
-        var isCancelledByCaller: Bool { leftWith is CancellationError }
+        var machine = Machine()
         var head: HTTPURLResponse?
         /// ``head``'s fields as Courier's, converted when the head arrived; `nil` when the head came another way.
         var headFields: HeaderFields?
@@ -54,12 +53,11 @@ final class URLSessionExchange: NSObject, URLSessionDataDelegate, Sendable {
         var redirect: URLRequest?
 
         /// Marks the body too large (once) and drops it; returns the task to cancel and the caller to tell.
-        mutating func stopTooLarge() -> (URLSessionTask?, CheckedContinuation<Outcome, Never>?)? {
+        mutating func stopTooLarge() -> Machine.LeaveAction? {
             guard stop == nil else { return nil }
             stop = .tooLarge
             body = Data()
-            defer { continuation = nil }
-            return (task, continuation)
+            return machine.stopEarly()
         }
     }
 
@@ -94,29 +92,24 @@ final class URLSessionExchange: NSObject, URLSessionDataDelegate, Sendable {
     ///
     /// - Returns: `false` when the caller already left: the task must not be started.
     func report(to continuation: CheckedContinuation<Outcome, Never>) -> Bool {
-        let left = state.withLock { state in
-            if state.leftWith == nil { state.continuation = continuation }
-            return state.leftWith
-        }
-        guard let left else { return true }
+        guard let left = state.withLock({ $0.machine.report(to: continuation) }) else { return true }
         continuation.resume(returning: .failure(left))
         return false
     }
 
     /// Whether the caller left (cancelled, or its deadline passed).
-    var hasLeft: Bool { state.withLock { $0.leftWith != nil } }
+    var hasLeft: Bool { state.withLock { $0.machine.hasLeft } }
 
     /// Makes the task and starts it, on ``URLSessionTransport/sessionQueue``, unless the caller left first: then
     /// there is no task at all, or one cancelled without ever being resumed, so nothing reaches the network.
     func start(_ makeTask: () -> URLSessionDataTask) {
-        guard state.withLock({ $0.leftWith == nil }) else { return finished() }
+        guard state.withLock({ $0.machine.start() }) == .makeTask else { return finished() }
         let task = makeTask()
         task.delegate = self
-        let proceed = state.withLock { state in
-            state.task = task
-            return state.leftWith == nil
+        switch state.withLock({ $0.machine.taskMade(task) }) {
+        case .resume(let task): task.resume()
+        case .cancel(let task): task.cancel()
         }
-        if proceed { task.resume() } else { task.cancel() }
     }
 
     /// The caller left: it gets `CancellationError` now, and the task is cancelled. Runs inside the runtime's
@@ -129,21 +122,17 @@ final class URLSessionExchange: NSObject, URLSessionDataDelegate, Sendable {
     /// The caller leaves with `error` (its cancellation, or ``TransportDeadline/timeoutError``): it is told now, and
     /// the task is cancelled. Never waits, for the same reason as ``cancelByCaller()``.
     func leave(with error: any Error) {
-        let (task, continuation) = state.withLock { state in
-            if state.leftWith == nil { state.leftWith = error }
-            defer { state.continuation = nil }
-            return (state.task, state.continuation)
-        }
-        continuation?.resume(returning: .failure(error))
-        if let task { sessionQueue.async { task.cancel() } }
+        let action = state.withLock { $0.machine.leave(with: error) }
+        action.resume?.resume(returning: .failure(error))
+        if let task = action.cancel { sessionQueue.async { task.cancel() } }
     }
 
     /// Stops the task from a delegate callback, off the delegate queue so that no callback ever waits, and tells
     /// the caller now rather than when the cancellation has made its way through URLSession.
-    private func stopTooLarge(_ stopped: (URLSessionTask?, CheckedContinuation<Outcome, Never>?)?) {
-        guard let (task, continuation) = stopped else { return }
-        continuation?.resume(returning: .failure(APIError.responseTooLarge(limit: maxResponseBytes)))
-        if let task { sessionQueue.async { task.cancel() } }
+    private func stopTooLarge(_ stopped: Machine.LeaveAction?) {
+        guard let stopped else { return }
+        stopped.resume?.resume(returning: .failure(APIError.responseTooLarge(limit: maxResponseBytes)))
+        if let task = stopped.cancel { sessionQueue.async { task.cancel() } }
     }
 
     // MARK: Delegate Callbacks
@@ -161,8 +150,7 @@ final class URLSessionExchange: NSObject, URLSessionDataDelegate, Sendable {
             // libcurl would fail the body with a message that does not name the coding: stop with one that does.
             let continuation = state.withLock { state in
                 if state.stop == nil { state.stop = .undecodable(coding) }
-                defer { state.continuation = nil }
-                return state.continuation
+                return state.machine.stopEarly().resume  // the task is cancelled by the completion handler
             }
             continuation?.resume(returning: .failure(URLSessionTransport.undecodableCodingError(coding)))
             return completionHandler(.cancel)
@@ -178,7 +166,7 @@ final class URLSessionExchange: NSObject, URLSessionDataDelegate, Sendable {
     }
 
     func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
-        let stopped = state.withLock { state -> (URLSessionTask?, CheckedContinuation<Outcome, Never>?)? in
+        let stopped = state.withLock { state -> Machine.LeaveAction? in
             guard state.stop == nil else { return nil }
             guard data.count <= maxResponseBytes - state.body.count else { return state.stopTooLarge() }
             state.body.append(data)
@@ -257,12 +245,9 @@ final class URLSessionExchange: NSObject, URLSessionDataDelegate, Sendable {
     ///   Read only then: `URLSessionTask.response` takes the task's own lock queue in FoundationNetworking.
     private func complete(_ error: (any Error)?, fallbackHead: () -> HTTPURLResponse?) {
         let (continuation, outcome) = state.withLock { state -> (CheckedContinuation<Outcome, Never>?, Outcome?) in
-            defer {
-                state.continuation = nil
-                state.task = nil  // the task holds this delegate: break the cycle
-                state.body = Data()
-            }
-            guard let continuation = state.continuation else { return (nil, nil) }
+            defer { state.body = Data() }
+            // The machine lets go of the task, which holds this delegate: that breaks the cycle.
+            guard let continuation = state.machine.complete() else { return (nil, nil) }
             return (continuation, self.outcome(of: state, error: error, fallbackHead: fallbackHead))
         }
         finished()  // first: a redirect followed next may need this very slot
@@ -285,7 +270,7 @@ final class URLSessionExchange: NSObject, URLSessionDataDelegate, Sendable {
             let received = state.head.map { (head: $0, bytes: state.body.count) }
             return .failure(
                 URLSessionTransport.translate(
-                    error, for: request.url, cancelledByCaller: state.isCancelledByCaller, received: received))
+                    error, for: request.url, cancelledByCaller: state.machine.isCancelledByCaller, received: received))
         }
         if let redirect = state.redirect, let head = state.head ?? fallbackHead() {
             return .redirect(redirect, head, state.body)

@@ -30,15 +30,17 @@ import Foundation
 /// for the head all cancel the task, from ``queue`` (`cancel()` waits for the session's work queue). The session is invalidated once
 /// the task completes, which releases this delegate.
 final class URLSessionStreamingExchange: NSObject, URLSessionDataDelegate, Sendable {
+    private typealias Machine = URLSessionStreamingExchangeStateMachine<
+        CheckedContinuation<HTTPURLResponse, any Error>, URLSession, URLSessionTask
+    >
+
+    /// Where the exchange is (``URLSessionStreamingExchangeStateMachine``), and what the server's answer said.
     private struct State {
-        var head: CheckedContinuation<HTTPURLResponse, any Error>?
-        var headArrived = false
-        var body: StreamingBuffer
-        var cancelled = false
+        var machine: Machine
+        /// The `401` a challenge was answered with: the head to return.
         var challenged: HTTPURLResponse?
+        /// Why the exchange failed the task itself (a response that is not HTTP, an undecodable coding).
         var failure: (any Error)?
-        var session: URLSession?
-        var task: URLSessionTask?
     }
 
     private let state: Locked<State>
@@ -73,7 +75,7 @@ final class URLSessionStreamingExchange: NSObject, URLSessionDataDelegate, Senda
         self.hasStreamedBody = hasStreamedBody
         self.bufferLimit = bufferLimit
         self.state = Locked(
-            State(body: StreamingBuffer(limit: bufferLimit, pauseAt: Self.pauseAt)))
+            State(machine: Machine(body: StreamingBuffer(limit: bufferLimit, pauseAt: Self.pauseAt))))
     }
 
     // MARK: Driving the Exchange
@@ -84,22 +86,18 @@ final class URLSessionStreamingExchange: NSObject, URLSessionDataDelegate, Senda
     func start(configuration: URLSessionConfiguration) async throws -> HTTPURLResponse {
         try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
-                let proceed = state.withLock { state in
-                    if !state.cancelled { state.head = continuation }
-                    return !state.cancelled
+                guard state.withLock({ $0.machine.waitForHead(continuation) }) else {
+                    return continuation.resume(throwing: CancellationError())
                 }
-                guard proceed else { return continuation.resume(throwing: CancellationError()) }
                 queue.async { [self] in
                     let session = URLSession(
                         configuration: configuration, delegate: self,
                         delegateQueue: InlineDelegateQueue.whereThePlatformNeedsIt())
                     let task = session.dataTask(with: request)
-                    let started = state.withLock { state in
-                        state.session = session
-                        state.task = task
-                        return !state.cancelled
+                    switch state.withLock({ $0.machine.sessionMade(session, task: task) }) {
+                    case .resume(let task): task.resume()
+                    case .invalidate(let session): session.invalidateAndCancel()
                     }
-                    if started { task.resume() } else { session.invalidateAndCancel() }
                 }
             }
         } onCancel: {
@@ -116,19 +114,12 @@ final class URLSessionStreamingExchange: NSObject, URLSessionDataDelegate, Senda
     /// Stops the exchange for good: the head waiter and the reader get `CancellationError`, and the task is
     /// cancelled.
     func cancel() {
-        let (head, ended, task, session) = state.withLock { state in
-            state.cancelled = true
-            defer { state.head = nil }
-            return (
-                state.head, state.body.finish(.failure(CancellationError()), discarding: true), state.task,
-                state.session
-            )
-        }
-        head?.resume(throwing: CancellationError())
-        if case .ended(let reader?) = ended { reader.resume(throwing: CancellationError()) }
-        if let task {
+        let action = state.withLock { $0.machine.cancel() }
+        action.head?.resume(throwing: CancellationError())
+        action.reader?.resume(throwing: CancellationError())
+        if let task = action.cancelTask {
             queue.async { task.cancel() }
-        } else if let session {
+        } else if let session = action.invalidate {
             queue.async { session.invalidateAndCancel() }
         }
     }
@@ -137,11 +128,9 @@ final class URLSessionStreamingExchange: NSObject, URLSessionDataDelegate, Senda
         try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
                 let pulled = state.withLock { state in
-                    let pulled = state.body.pull(continuation)
+                    let (pulled, resume) = state.machine.pull(continuation)
                     // Enqueued inside the lock, as the pause is, so that the task sees them in the order decided.
-                    if case .chunk(_, resumeProducer: true) = pulled, let task = state.task {
-                        queue.async { task.resume() }
-                    }
+                    if let resume { queue.async { resume.resume() } }
                     return pulled
                 }
                 switch pulled {
@@ -171,18 +160,14 @@ final class URLSessionStreamingExchange: NSObject, URLSessionDataDelegate, Senda
             fail(URLSessionTransport.undecodableCodingError(coding))
             return completionHandler(.cancel)
         }
-        let waiter = state.withLock { state in
-            state.headArrived = true
-            defer { state.head = nil }
-            return state.head
-        }
+        let waiter = state.withLock { $0.machine.headDidArrive() }
         waiter?.resume(returning: head)
         completionHandler(.allow)
     }
 
     func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
         let pushed = state.withLock { state in
-            let pushed = state.body.push(data)
+            let pushed = state.machine.push(data)
             // Enqueued inside the lock, as the resume is, so that the task sees them in the order decided.
             if case .pause = pushed { queue.async { dataTask.suspend() } }
             return pushed
@@ -233,11 +218,7 @@ final class URLSessionStreamingExchange: NSObject, URLSessionDataDelegate, Senda
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
         let (head, result) = state.withLock {
             state -> (CheckedContinuation<HTTPURLResponse, any Error>?, Result<Void, any Error>) in
-            defer {
-                state.head = nil
-                state.task = nil
-            }
-            return (state.head, outcome(of: state, error: error, task: task))
+            (state.machine.complete(), outcome(of: state, error: error, task: task))
         }
         if let head {
             if case .failure(let error) = result {
@@ -261,7 +242,7 @@ final class URLSessionStreamingExchange: NSObject, URLSessionDataDelegate, Senda
     }
 
     private func endBody(_ result: Result<Void, any Error>) {
-        guard case .ended(let reader?) = state.withLock({ $0.body.finish(result) }) else { return }
+        guard let reader = state.withLock({ $0.machine.endBody(result) }) else { return }
         switch result {
         case .success: reader.resume(returning: nil)
         case .failure(let error): reader.resume(throwing: error)
@@ -275,8 +256,8 @@ final class URLSessionStreamingExchange: NSObject, URLSessionDataDelegate, Senda
         let head = task.response as? HTTPURLResponse
         return .failure(
             URLSessionTransport.translate(
-                error, for: request.url, cancelledByCaller: state.cancelled,
-                received: state.headArrived ? head.map { ($0, 0) } : nil))
+                error, for: request.url, cancelledByCaller: state.machine.isCancelled,
+                received: state.machine.headArrived ? head.map { ($0, 0) } : nil))
     }
 }
 
