@@ -88,7 +88,7 @@ extension APIClient {
     /// A started call on its way to the network.
     @usableFromInline
     struct Sending: Sendable {
-        let call: Instrumentation.Call
+        let call: Instrumentation.StartedCall
         /// What to send, when steps 1–3 ran in ``start(_:decodingOnce:)``; `nil` when they wait and run here.
         let routed: Call?
     }
@@ -119,7 +119,7 @@ extension APIClient {
 
     /// Counts a new call and emits its `requestStarted`.
     @inline(never)
-    private func begin(_ request: RequestFields) -> Instrumentation.Call {
+    private func begin(_ request: RequestFields) -> Instrumentation.StartedCall {
         let call = instrumentation.begin()
         instrumentation.emit(call.id, .requestStarted(method: request.method, url: self.redactedURL(of: request)))
         return call
@@ -128,7 +128,7 @@ extension APIClient {
     /// A call's answer before the caller decoded it.
     @usableFromInline
     struct Answer: Sendable {
-        let call: Instrumentation.Call
+        let call: Instrumentation.StartedCall
         @usableFromInline let exchange: Exchange
         /// When the flight this call joined answered; `nil` when it led its own.
         let flightEnded: Duration?
@@ -152,7 +152,7 @@ extension APIClient {
         failed(answer.call, error)
     }
 
-    private func failed(_ call: Instrumentation.Call, _ error: any Error) -> any Error {
+    private func failed(_ call: Instrumentation.StartedCall, _ error: any Error) -> any Error {
         let error = instrumentation.redaction.sanitized(error)
         instrumentation.failed(call, error)
         return error

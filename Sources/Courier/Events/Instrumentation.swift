@@ -11,8 +11,9 @@ final class Instrumentation: Sendable {
         case upstreamCall, joined, cacheHit, cacheMiss, revalidation, retry, tokenRefresh
     }
 
-    /// A call in progress: its id and when it started.
-    struct Call: Sendable {
+    /// A call that has started (``APIClient/start(_:decodingOnce:)``) and not ended: its id and when it started, for
+    /// its last event. Not to be confused with `Call`, a call on its way to the network.
+    struct StartedCall: Sendable {
         let id: CallID
         let start: Duration
     }
@@ -37,9 +38,9 @@ final class Instrumentation: Sendable {
     }
 
     /// Counts a new call and gives it its id (the count itself, so ids are unique and ordered).
-    func begin() -> Call {
+    func begin() -> StartedCall {
         let number = counters.requests.add(1, ordering: .releasing).newValue
-        return Call(id: CallID(rawValue: UInt64(number)), start: log.elapsedTime)
+        return StartedCall(id: CallID(rawValue: UInt64(number)), start: log.elapsedTime)
     }
 
     func count(_ counter: Counter) {
@@ -67,7 +68,7 @@ final class Instrumentation: Sendable {
     /// listening, the common case, costs what ``emit(_:_:)`` costs: no lock of the call's, and no retain of the call
     /// or of this instance (the event is built before the call's lock is taken, so that no closure captures them).
     @inline(__always)
-    func emit(for call: Courier.Call, _ kind: @autoclosure () -> ClientEvent.Kind) {
+    func emit(for call: Call, _ kind: @autoclosure () -> ClientEvent.Kind) {
         guard isListening else { return }
         call.emitAsOwner(in: self, kind())
     }
@@ -83,7 +84,7 @@ final class Instrumentation: Sendable {
 
     /// ``attemptSent(_:attempt:id:)`` for an attempt of a flight, reported for whoever its events belong to.
     @inline(never)  // its event's temporaries stay off the async frame of the flight's `sendOnce`
-    func attemptSent(_ request: TransportRequest, attempt: Int, of call: Courier.Call) -> Duration {
+    func attemptSent(_ request: TransportRequest, attempt: Int, of call: Call) -> Duration {
         count(.upstreamCall)
         emit(for: call, .attemptSent(attempt: attempt, headers: self.redaction.redact(request.headers)))
         return log.elapsedTime
@@ -91,7 +92,7 @@ final class Instrumentation: Sendable {
 
     /// ``received(_:attempt:since:id:)`` for an attempt of a flight.
     @inline(never)  // inlined, its event's temporaries made the flight's `sendOnce` frame outgrow the task's first slab
-    func received(_ response: TransportResponse, attempt: Int, since start: Duration, of call: Courier.Call) {
+    func received(_ response: TransportResponse, attempt: Int, since start: Duration, of call: Call) {
         emit(
             for: call,
             .responseReceived(
@@ -116,11 +117,11 @@ final class Instrumentation: Sendable {
 
     // MARK: Ending a Call
 
-    func finished(_ call: Call, source: ResponseSource, status: Int) {
+    func finished(_ call: StartedCall, source: ResponseSource, status: Int) {
         emit(call.id, .requestFinished(source: source, status: status, duration: self.log.elapsedTime - call.start))
     }
 
-    func failed(_ call: Call, _ error: any Error) {
+    func failed(_ call: StartedCall, _ error: any Error) {
         let cancelled = error is CancellationError
         if cancelled {
             counters.cancellations.add(1, ordering: .releasing)

@@ -1,0 +1,77 @@
+import Foundation
+
+extension APIClient {
+    /// A request as built, and whether its target may receive the client's credentials.
+    struct BuiltRequest {
+        var request: TransportRequest
+        var isTrusted: Bool
+        /// The coalescing key of `request` without a partition, when it was built already (a plain `GET`).
+        var sharingKey: RequestKey? = nil
+    }
+
+    /// Builds the request that will be sent: URL, merged headers, encoded body. Throws before anything
+    /// is sent when any part is malformed, the method included (a method that is not a token could smuggle a
+    /// second request onto the connection). The credential fields of the default headers go only to a trusted
+    /// origin (or with ``APIRequest/sendsCredentialsToAnyOrigin``), and no credential goes over cleartext `http` to
+    /// a host that is not loopback unless the configuration allows it.
+    @inline(never)  // its temporaries stay off the async frame of `perform`, which the caller's task holds
+    func prepare(_ request: RequestFields) throws(APIError) -> BuiltRequest {
+        try request.method.validate()
+        let (target, isKnown) = try URLBuilder.target(
+            base: base, path: request.path, query: request.query, recent: recentURLs)
+        let isPlainGET = request.isPlainGET
+        if isPlainGET, let plain = target.plainGET {
+            return BuiltRequest(request: plain.request, isTrusted: plain.isTrusted, sharingKey: plain.sharingKey)
+        }
+        let url = target.url
+        let isAbsolute = URLBuilder.isAbsolute(request.path)
+        let isTrusted = !isAbsolute || scope.trusts(url)
+        var headers = request.headers
+        headers.addMissing(
+            from: isTrusted || request.sendsCredentialsToAnyOrigin ? configuration.headers : scope.untrustedHeaders)
+        var body: Data?
+        switch request.body {
+        case nil:
+            break
+        case .data(let data, let contentType)?:
+            body = data
+            if let contentType, !headers.contains("Content-Type") { headers["Content-Type"] = contentType }
+        case .json(let value)?:
+            do {
+                body = try configuration.encoder.encode(value)
+            } catch {
+                throw .encodingFailed(error)
+            }
+            if !headers.contains("Content-Type") { headers["Content-Type"] = "application/json" }
+        }
+        // An upload's body replaces the request's own; its `Content-Type` is checked below with every other header.
+        let upload = request.streamed?.upload
+        if upload != nil {
+            body = nil
+            if let type = request.streamed?.uploadContentType, !headers.contains("Content-Type") {
+                headers["Content-Type"] = type
+            }
+        }
+        try headers.validate()
+        var built = TransportRequest(
+            method: request.method, url: url, headers: headers, body: body, credentials: scope.credentials)
+        if let upload { built.streamedBody = upload }
+        built.redirectPolicy = request.redirectPolicy ?? configuration.redirectPolicy
+        built.keepURLText(target.text)
+        // No credential in clear text to another machine (its own, the defaults', the token to come); for a relative
+        // path that is one flag worked out with the client.
+        if isAbsolute ? !scope.allowsCleartext && Cleartext.isExposed(url) : scope.baseIsExposed {
+            try scope.refuseCleartextCredentials(
+                in: built, exposed: true, authorized: willAuthorize(request, isTrusted: isTrusted))
+        }
+        // A plain `GET` is kept for reuse from its URL's second call: a URL called once (a new query each time) does
+        // not pay for keeping it.
+        guard isPlainGET, isKnown else { return BuiltRequest(request: built, isTrusted: isTrusted) }
+        let plain = RecentURLs.PlainGET(
+            request: built, isTrusted: isTrusted,
+            sharingKey: RequestKey(
+                built, varyingOn: configuration.coalescingHeaders, ignoring: configuration.coalescingIgnoredHeaders))
+        recentURLs.keep(plain, for: target)
+        return BuiltRequest(request: built, isTrusted: isTrusted, sharingKey: plain.sharingKey)
+    }
+}

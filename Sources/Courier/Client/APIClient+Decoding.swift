@@ -1,0 +1,45 @@
+import Foundation
+
+extension APIClient {
+    // MARK: Decoding
+
+    // The two steps below are specialized in the caller's module with `send(_:)`, but not inlined into it: their
+    // temporaries then stay on the thread's stack rather than in the async frame of `send`, which the caller's task
+    // holds for the whole call.
+
+    /// The answer's body decoded as `T` in the caller's task; a failure ends the call (`requestFailed`).
+    @inlinable @inline(never)
+    func value<T: Decodable>(of answer: Answer, as type: T.Type, decoder: JSONDecoder) throws -> T {
+        do {
+            return try Self.decode(type, from: answer.exchange.response, decoder: decoder)
+        } catch {
+            throw failed(answer, error)
+        }
+    }
+
+    /// The value the flight decoded once when it was decoded as `T` by `decoder`, or the body decoded now.
+    @inlinable @inline(never)
+    func sharedValue<T: Decodable & Sendable>(of answer: Answer, as type: T.Type, decoder: JSONDecoder) throws -> T {
+        do {
+            if let shared = try answer.exchange.decoded?.value(as: type, decoder: decoder) { return shared }
+            return try Self.decode(type, from: answer.exchange.response, decoder: decoder)
+        } catch {
+            throw failed(answer, error)
+        }
+    }
+
+    /// Decodes in the caller's task: never inside an actor, so a large body never blocks shared state.
+    @inlinable
+    static func decode<T: Decodable>(_ type: T.Type, from response: TransportResponse, decoder: JSONDecoder)
+        throws(APIError)
+        -> T
+    {
+        // A type comparison, not `as? T`: a dynamic cast looks up metadata on every call, and `Data` is the common case.
+        if T.self == Data.self { return unsafeBitCast(response.body, to: T.self) }
+        do {
+            return try decoder.decode(T.self, from: response.body)
+        } catch {
+            throw .decodingFailed(type: String(describing: T.self), underlying: error, response: response)
+        }
+    }
+}
