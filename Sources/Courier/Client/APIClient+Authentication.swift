@@ -8,9 +8,8 @@ extension APIClient {
     /// coalesced flight never cause refreshes of their own.
     ///
     /// An immutable class: each step returns the state for the next one. The retry loop keeps it across its awaits,
-    /// and as a struct of 169 bytes (two credentials) it made that async frame 912 bytes, past what the flight task's
-    /// first slab of memory holds, so every flight allocated two more slabs. A reference keeps the frame small; only
-    /// an authorized call allocates, once per attempt.
+    /// and a reference keeps that frame small (`Docs/Performance.md#async-frames`); only an authorized call
+    /// allocates, once per attempt.
     final class Authorization: Sendable {
         let refresher: TokenRefresher
         /// The identity the call's flight is partitioned by. Every attempt must carry a credential of

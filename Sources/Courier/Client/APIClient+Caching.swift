@@ -140,9 +140,8 @@ extension APIClient {
     /// into the stored response and serves its body (``ResponseSource/revalidated``); a `GET` response is stored (or
     /// removes what it supersedes); a successful unsafe request invalidates (RFC 9111 §4.4).
     ///
-    /// The common case, storing, is synchronous; the others are functions of their own. A flight's task holds this
-    /// frame beside the retry loop's, and when the branches were inlined here it was 2.8 kB: a slab of memory
-    /// allocated on every call that goes through the cache.
+    /// The common case, storing, is synchronous; the others are functions of their own
+    /// (`Docs/Performance.md#async-frames`).
     @inline(never)
     nonisolated(nonsending) func record(_ exchange: Exchange, _ outgoing: Outgoing, call: Call) async throws -> Exchange
     {

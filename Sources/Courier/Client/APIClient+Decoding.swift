@@ -3,9 +3,8 @@ import Foundation
 extension APIClient {
     // MARK: Decoding
 
-    // The two steps below are specialized in the caller's module with `send(_:)`, but not inlined into it: their
-    // temporaries then stay on the thread's stack rather than in the async frame of `send`, which the caller's task
-    // holds for the whole call.
+    // The two steps below are specialized in the caller's module with `send(_:)`, but not inlined into it
+    // (Docs/Performance.md#specialization).
 
     /// The answer's body decoded as `T` in the caller's task; a failure ends the call (`requestFailed`).
     @inlinable @inline(never)

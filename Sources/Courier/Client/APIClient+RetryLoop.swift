@@ -12,9 +12,8 @@ extension APIClient {
     @inline(__always)
     nonisolated(nonsending) func sendWithRetries(_ call: Call, first: TransportRequest) async throws -> Exchange {
         // Bound again here: the flight may run in a task of its own, and its refreshes belong to its leader.
-        // Only a call with a credential can refresh, so only it pays for binding the scope. (That path is a function
-        // of its own: inlined, the task-local binding made this frame 912 bytes, and the flight task allocated two
-        // more slabs of memory on every call.)
+        // Only a call with a credential can refresh, so only it pays for binding the scope, in a function of its own
+        // (Docs/Performance.md#task-locals).
         guard call.authorization != nil else { return try await attempts(call, first: first) }
         return try await attemptsInEventScope(call, first: first)
     }
@@ -31,8 +30,7 @@ extension APIClient {
     @inline(never)
     nonisolated(nonsending) func attempts(_ call: Call, first: TransportRequest) async throws -> Exchange {
         // Only what crosses an `await` lives in this frame; the bookkeeping after each attempt runs in `afterAttempt`,
-        // a plain function whose temporaries stay on the thread's stack. (Inlined here, they made this async frame
-        // 3.3 kB, past the task's first slab of memory, and so a heap allocation on every call.)
+        // a plain function (Docs/Performance.md#async-frames).
         var loop = AttemptLoop(authorization: call.authorization)
         while true {
             loop.attempt += 1
