@@ -37,6 +37,8 @@ public final class APIClient: Sendable {
     let instrumentation: Instrumentation
     /// Who may receive the client's credentials, and what counts as one; see ``CredentialScope``.
     let scope: CredentialScope
+    /// The retry budget, circuit breakers, hedging and load limits of ``Configuration/resilience``.
+    let resilience: ClientResilience
 
     /// Creates a client.
     ///
@@ -57,6 +59,8 @@ public final class APIClient: Sendable {
         self.deadlines = DeadlineScheduler(clock: configuration.clock, stopwatch: log.stopwatch)
         self.instrumentation = Instrumentation(
             log: log, redaction: Redaction(scope.credentials), observers: configuration.observers)
+        self.resilience = ClientResilience(
+            configuration.resilience, clock: configuration.clock, instrumentation: instrumentation)
     }
 
     // MARK: Sending Requests
@@ -513,6 +517,7 @@ public final class APIClient: Sendable {
     private func afterAttempt(
         _ outcome: RetryContext.Outcome, sent: TransportRequest, call: Call, loop: inout AttemptLoop
     ) -> NextStep {
+        resilience.record(outcome, of: sent, call: call)
         if case .response(let response) = outcome {
             if configuration.acceptableStatusCodes.contains(response.statusCode) {
                 return .finish(
@@ -531,6 +536,9 @@ public final class APIClient: Sendable {
         let decision = call.limits.allowing(configuration.retryPolicy.decision(for: context), now: deadlines.elapsed)
         switch (decision, outcome) {
         case (.retry(let delay), _):
+            if let denied = resilience.deniedRetry(after: outcome, of: sent, attempt: loop.attempt, call: call) {
+                return .fail(denied)
+            }
             loop.timings.retryDelays.append(delay)
             instrumentation.count(.retry)
             call.emit(.retryScheduled(attempt: loop.attempt, delay: delay, reason: instrumentation.reason(outcome)))
@@ -621,12 +629,17 @@ public final class APIClient: Sendable {
         } catch {
             return .failure(error)
         }
+        let grant: ResilienceGrant?
+        do { grant = try await resilience.admit(request, attempt: attempt, call: call) } catch {
+            return .failure(try Self.attemptError(error))
+        }
         let start = instrumentation.attemptSent(request, attempt: attempt, of: call)
         // The log and the deadlines keep one time, so the attempt's deadline counts from the time just read.
         let deadline = TransportDeadline(
             timeout: call.limits.nextWait(now: start), scheduler: deadlines, start: start)
         do {
-            let response = try await configuration.transport.send(request, deadline: deadline)
+            let response = try await resilience.send(
+                request, deadline: deadline, grant: grant, call: call, transport: configuration.transport)
             instrumentation.received(response, attempt: attempt, since: start, of: call)
             loop.timings.record(attempt, of: request, response, duration: instrumentation.log.elapsedTime - start)
             return .response(response)
