@@ -140,7 +140,8 @@ final class ClientResilience: Sendable {
                 grant.hedges
                 ? try await hedged(request, deadline: deadline, grant: grant, call: call, transport: transport)
                 : try await transport.send(request, deadline: deadline)
-            finish(grant, failed: response.statusCode >= 500, dropped: [429, 503].contains(response.statusCode),
+            finish(
+                grant, failed: response.statusCode >= 500, dropped: [429, 503].contains(response.statusCode),
                 latency: instrumentation.log.elapsedTime - start, call: call)
             return response
         } catch {

@@ -8,9 +8,10 @@
 /// ``ShedReason/waitedPastDeadline(_:)``. Failing fast is the point: a caller that gets an answer in a millisecond can
 /// serve a fallback, while one that waits out a 60-second timeout holds its own caller, and so on upstream.
 ///
-/// The limit is fixed, or adaptive in the style of Netflix's concurrency-limits: ``Limit/aimd(initial:minimum:maximum:backoff:)``
-/// cuts it by a ratio on every drop (a timeout, a `503`, a `429`) and raises it by one on a success while at least
-/// half of it is in use, so it settles at what the upstream can serve.
+/// The limit is fixed, or adaptive in the style of Netflix's concurrency-limits:
+/// ``Limit/aimd(initial:minimum:maximum:backoff:)`` cuts it by a ratio on every drop (a timeout, a `503`, a `429`)
+/// and raises it by one on a success while at least half of it is in use, so it settles at what the upstream can
+/// serve.
 ///
 /// - Important: Every place acquired must be released exactly once. A waiter that is cancelled leaves the queue at
 ///   once with `CancellationError`; the queue's order is the order of ``acquire(within:)`` calls.

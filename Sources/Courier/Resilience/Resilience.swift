@@ -1,6 +1,6 @@
 /// How an ``APIClient`` protects an upstream, and itself, when the upstream degrades: a retry budget, a circuit
 /// breaker per origin, hedged requests and a limit on calls in flight per origin. See
-/// <doc:Resilience> for what each does and when to change it.
+/// <doc:ResilienceMechanisms> for what each does and when to change it.
 ///
 /// ```swift
 /// var configuration = APIClient.Configuration()

@@ -118,7 +118,8 @@ struct RetryBudgetWindow: Sendable {
     init(_ configuration: RetryBudget.Configuration) {
         slotWidth = max(configuration.window / Self.slotCount, .nanoseconds(1))
         permille = Int((configuration.ratio * 1000).rounded())
-        let seconds = Double(configuration.window.components.seconds)
+        let seconds =
+            Double(configuration.window.components.seconds)
             + Double(configuration.window.components.attoseconds) / 1e18
         reserve = Int((Double(configuration.minimumPerSecond) * seconds).rounded(.down))
     }
