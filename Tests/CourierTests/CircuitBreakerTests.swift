@@ -129,3 +129,50 @@ struct CircuitBreakerTests {
         #expect(client.metrics.circuitStateChanges == 0)
     }
 }
+
+@Suite("An origin's breaker is kept only while it has failures in its window")
+struct CircuitBreakerForgettingTests {
+    @Test func aBreakerWithNoFailureLeftIsForgottenAndSuccessesCostNothingAgain() async throws {
+        let clock = ManualClock()
+        let transport = StubTransport { _, index in index == 0 ? .text(503) : .text(200, "ok") }
+        var configuration = APIClient.Configuration(transport: transport, cache: nil, retryPolicy: .never, clock: clock)
+        configuration.resilience.retryBudget = nil
+        let client = APIClient(baseURL: URL(string: "https://api.test")!, configuration: configuration)
+        await #expect(throws: APIError.self) { try await client.send(APIRequest<Void>.get("/fails")) }
+        #expect(client.resilience.trackedOrigins == 1)
+        try await client.send(APIRequest<Void>.get("/ok"))
+        #expect(client.resilience.trackedOrigins == 1)  // the failure is still in the window
+        clock.advance(by: .seconds(10))
+        try await client.send(APIRequest<Void>.get("/ok"))
+        #expect(client.resilience.trackedOrigins == 0)
+    }
+}
+
+@Suite("While an origin's breaker is open, a stored response that allows stale-if-error answers")
+struct CircuitBreakerStaleIfErrorTests {
+    @Test func aStaleResponseAnswersInsteadOfTheOpenCircuitError() async throws {
+        let date = TestDate()
+        let transport = StubTransport { request, _ in
+            request.url.path == "/report"
+                ? .text(
+                    200, "stored",
+                    headers: ["Cache-Control": "max-age=1, stale-if-error=3600", "Date": TestDate.http(0)])
+                : .text(503)
+        }
+        var configuration = APIClient.Configuration(
+            transport: transport, retryPolicy: .never, clock: ManualClock(), currentDate: { date.now })
+        configuration.cache = ResponseCache()
+        configuration.resilience = Resilience(
+            retryBudget: nil, circuitBreaker: .init(minimumThroughput: 2, breakDuration: .seconds(60)))
+        let client = APIClient(baseURL: URL(string: "https://api.test")!, configuration: configuration)
+        _ = try await client.send(APIRequest<Data>.get("/report"))
+        for index in 0..<2 {
+            await #expect(throws: APIError.self) { try await client.send(APIRequest<Void>.get("/down/\(index)")) }
+        }
+        date.advance(by: 5)  // the stored response is stale now
+        let stale = try await client.send(APIRequest<Data>.get("/report"))
+        #expect(String(decoding: stale.value, as: UTF8.self) == "stored")
+        #expect(transport.requests.count == 3)  // the stale answer sent nothing
+        #expect(client.metrics.circuitRejections == 1)
+    }
+}

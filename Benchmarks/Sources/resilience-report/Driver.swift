@@ -50,11 +50,20 @@ enum Driver {
     /// injects the fault for its phase, waits for every call to end (each is bounded by its attempts' deadlines),
     /// and summarizes.
     static func run(_ scenario: Scenario, _ strategy: Strategy, rate: Int) async throws -> RunResult {
-        let faulty = Atomic(scenario.lead == .zero)
+        let faulty = FaultSwitch(scenario.lead == .zero)
         let origin = try scenario.makeOrigin(faulty: faulty)
         defer { origin.shutdown() }
         let counter = AttemptCounter(Strategy.makeTransport())
         let client = strategy.makeClient(baseURL: origin.baseURL, transport: counter)
+        // Warm up: connections open, the hedging delay learns the origin's latency, the budget has deposits, as in a
+        // service that has been running. Not measured.
+        for round in 0..<3 {
+            await withTaskGroup(of: Void.self) { group in
+                for index in 0..<20 {
+                    group.addTask { _ = try? await client.send(APIRequest<Data>.get("/warm-up/\(round)/\(index)")) }
+                }
+            }
+        }
         let clock = ContinuousClock()
         let began = clock.now
         let total = Int((scenario.total.seconds * Double(rate)).rounded())
@@ -64,10 +73,10 @@ enum Driver {
         let phases = Task {
             guard scenario.lead > .zero else { return }
             try? await clock.sleep(until: began + scenario.lead)
-            faulty.store(true, ordering: .relaxed)
+            faulty.set(true)
             if case .refused = scenario.fault { origin.stopListening() }
             try? await clock.sleep(until: began + scenario.lead + scenario.duration)
-            faulty.store(false, ordering: .relaxed)
+            faulty.set(false)
             if case .refused = scenario.fault { try? origin.startListening() }
         }
         let records = await withTaskGroup(of: CallRecord.self) { group in

@@ -10,38 +10,40 @@ struct Report {
         duration.map { String(format: "%.1f", $0.milliseconds) } ?? "–"
     }
 
-    private static func number(_ duration: Duration?) -> Any {
-        duration.map { ($0.milliseconds * 10).rounded() / 10 } ?? NSNull()
-    }
-
     func terminalTable() -> String {
-        var lines = [
-            String(
-                format: "%-15@ %-16@ %9@ %8@ %9@ %9@ %9@ %10@", "scenario", "strategy", "up/call", "success",
-                "p50 ms", "p99 ms", "p99.9 ms", "recovery")
-        ]
+        func row(_ cells: [String]) -> String {
+            zip(cells, [15, 16, 9, 8, 9, 9, 9, 10]).enumerated().map { index, pair in
+                let (cell, width) = pair
+                let padding = String(repeating: " ", count: max(0, width - cell.count))
+                return index < 2 ? cell + padding : padding + cell
+            }.joined(separator: " ")
+        }
+        var lines = [row(["scenario", "strategy", "up/call", "success", "p50 ms", "p99 ms", "p99.9 ms", "recovery"])]
         for result in results {
             lines.append(
-                String(
-                    format: "%-15@ %-16@ %9.2f %8.3f %9@ %9@ %9@ %10@", result.scenario as NSString,
-                    result.strategy as NSString, result.upstreamPerCall, result.successRate,
-                    Self.milliseconds(result.p50) as NSString, Self.milliseconds(result.p99) as NSString,
-                    Self.milliseconds(result.p999) as NSString, Self.milliseconds(result.recovery) as NSString))
+                row([
+                    result.scenario, result.strategy, String(format: "%.2f", result.upstreamPerCall),
+                    String(format: "%.3f", result.successRate), Self.milliseconds(result.p50),
+                    Self.milliseconds(result.p99), Self.milliseconds(result.p999), Self.milliseconds(result.recovery),
+                ]))
         }
         return lines.joined(separator: "\n")
     }
 
-    func json() throws -> Data {
-        let objects: [[String: Any]] = results.map { result in
-            [
-                "scenario": result.scenario, "strategy": result.strategy,
-                "upstreamPerCall": (result.upstreamPerCall * 1000).rounded() / 1000,
-                "successRate": (result.successRate * 1000).rounded() / 1000,
-                "p50Ms": Self.number(result.p50), "p99Ms": Self.number(result.p99), "p999Ms": Self.number(result.p999),
-                "recoveryMs": Self.number(result.recovery),
-            ]
+    /// One object per scenario and strategy, keys in the order the issue gives them; `null` for a latency without a
+    /// successful call and for the recovery of a fault that never heals (or did not recover within the run).
+    func json() -> String {
+        func number(_ duration: Duration?) -> String {
+            duration.map { String(format: "%.1f", $0.milliseconds) } ?? "null"
         }
-        return try JSONSerialization.data(withJSONObject: objects, options: [.prettyPrinted, .sortedKeys])
+        let objects = results.map { result in
+            "  {\"scenario\": \"\(result.scenario)\", \"strategy\": \"\(result.strategy)\", "
+                + "\"upstreamPerCall\": \(String(format: "%.3f", result.upstreamPerCall)), "
+                + "\"successRate\": \(String(format: "%.3f", result.successRate)), "
+                + "\"p50Ms\": \(number(result.p50)), \"p99Ms\": \(number(result.p99)), "
+                + "\"p999Ms\": \(number(result.p999)), \"recoveryMs\": \(number(result.recovery))}"
+        }
+        return "[\n" + objects.joined(separator: ",\n") + "\n]\n"
     }
 
     func markdown(chart: String) -> String {

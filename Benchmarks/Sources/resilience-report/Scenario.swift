@@ -50,15 +50,15 @@ struct Scenario: Sendable {
     }
 
     /// The origin for one run: `faulty` says whether the fault is on now (the driver flips it).
-    func makeOrigin(faulty: Atomic<Bool>) throws -> FaultOrigin {
+    func makeOrigin(faulty: FaultSwitch) throws -> FaultOrigin {
         switch fault {
         case .status503, .refused:
             return try FaultOrigin { _ in
-                FaultOrigin.Answer(status: faulty.load(ordering: .relaxed) ? 503 : 200, delay: Self.normal)
+                FaultOrigin.Answer(status: faulty.isOn ? 503 : 200, delay: Self.normal)
             }
         case .brownout(let share):
             return try FaultOrigin { index in
-                let fails = faulty.load(ordering: .relaxed) && Self.uniform(index) < share
+                let fails = faulty.isOn && Self.uniform(index) < share
                 return FaultOrigin.Answer(status: fails ? 503 : 200, delay: Self.normal)
             }
         case .slowTail(let share, let slow):
@@ -78,4 +78,17 @@ struct Scenario: Sendable {
         z ^= z >> 31
         return Double(z >> 11) / Double(1 << 53)
     }
+}
+
+/// Whether the fault is on now: flipped by the driver, read by the origin's threads.
+final class FaultSwitch: Sendable {
+    private let state: Atomic<Bool>
+
+    init(_ isOn: Bool) { state = Atomic(isOn) }
+
+    var isOn: Bool {
+        get { state.load(ordering: .relaxed) }
+    }
+
+    func set(_ isOn: Bool) { state.store(isOn, ordering: .relaxed) }
 }

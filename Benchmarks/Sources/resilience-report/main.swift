@@ -29,10 +29,9 @@ for scenario in scenarios {
             let result = try await Driver.run(scenario, strategy, rate: options.rate)
             results.append(result)
             progress(
-                String(
-                    format: "  %-15@ %-16@ %5.2f upstream/call, success %.3f, p99 %@ ms", scenario.name as NSString,
-                    strategy.rawValue as NSString, result.upstreamPerCall, result.successRate,
-                    (result.p99.map { String(format: "%.1f", $0.milliseconds) } ?? "–") as NSString))
+                "  \(scenario.name), \(strategy.rawValue): "
+                    + String(format: "%.2f upstream/call, success %.3f", result.upstreamPerCall, result.successRate)
+                    + ", p99 " + (result.p99.map { String(format: "%.1f ms", $0.milliseconds) } ?? "–"))
         } catch {
             progress("  \(scenario.name) \(strategy.rawValue): could not run: \(error)")
             exit(1)
@@ -48,7 +47,7 @@ do {
     try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
     try report.markdown(chart: "resilience-report.svg").write(toFile: "\(base).md", atomically: true, encoding: .utf8)
     try report.svg().write(toFile: "\(base).svg", atomically: true, encoding: .utf8)
-    try report.json().write(to: URL(fileURLWithPath: "\(base).json"))
+    try report.json().write(toFile: "\(base).json", atomically: true, encoding: .utf8)
     progress("wrote \(base).md, \(base).svg and \(base).json")
 } catch {
     progress("could not write the report to \(directory): \(error)")

@@ -137,7 +137,7 @@ public final class CircuitBreaker: Sendable {
         return state.withLock { $0.record(outcome, probe: probe, now: now) }
     }
 
-    /// Closed with nothing in its window.
+    /// Closed with no failure in its window.
     var isIdle: Bool {
         let now = stopwatch.elapsed
         return state.withLock { $0.isIdle(now: now) }

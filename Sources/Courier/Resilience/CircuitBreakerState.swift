@@ -78,9 +78,9 @@ struct CircuitBreakerState: Sendable {
         }
     }
 
-    /// Closed with no call in its window: nothing to remember.
+    /// Closed with no failure in its window: nothing worth remembering.
     func isIdle(now: Duration) -> Bool {
-        if case .closed(let window) = state { return window.total(now: now).calls == 0 }
+        if case .closed(let window) = state { return window.total(now: now).failures == 0 }
         return false
     }
 }

@@ -38,6 +38,9 @@ final class ClientResilience: Sendable {
             || (configuration.retryBudget != nil && configuration.budgetScope == .origin)
     }
 
+    /// How many origins have a breaker now (for tests).
+    var trackedOrigins: Int { trackedBreakers.load(ordering: .relaxed) }
+
     // MARK: Hooks of the Attempt Loop
 
     /// Hook before an attempt is handed to the transport: deposits the call in the budget (first attempt), asks the
@@ -212,8 +215,8 @@ final class ClientResilience: Sendable {
             return breaker
         }
         guard let breaker else { return }
-        if let change = breaker.recordNoting(outcome, probe: false) { report(change, origin: origin, call: call) }
-        // A closed breaker whose window emptied is forgotten: its origin costs nothing again until it fails.
+        // A closed breaker with no failure left in its window is forgotten: its origin costs nothing again until it
+        // fails.
         if outcome == .success, breaker.isIdle {
             let removed = origins.withLock { origins in
                 guard origins.breakers[origin] === breaker else { return false }
@@ -221,7 +224,9 @@ final class ClientResilience: Sendable {
                 return true
             }
             if removed { trackedBreakers.subtract(1, ordering: .relaxed) }
+            return
         }
+        if let change = breaker.recordNoting(outcome, probe: false) { report(change, origin: origin, call: call) }
     }
 
     @inline(never)
