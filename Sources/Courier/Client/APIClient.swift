@@ -630,8 +630,8 @@ public final class APIClient: Sendable {
             return .failure(error)
         }
         let grant: ResilienceGrant?
-        do { grant = try await resilience.admit(request, attempt: attempt, call: call) } catch {
-            return .failure(try Self.attemptError(error))
+        do throws(APIError) { grant = try resilience.admit(request, attempt: attempt, call: call) } catch {
+            return .failure(error)
         }
         let start = instrumentation.attemptSent(request, attempt: attempt, of: call)
         // The log and the deadlines keep one time, so the attempt's deadline counts from the time just read.

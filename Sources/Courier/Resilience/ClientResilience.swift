@@ -4,7 +4,9 @@ import Synchronization
 /// What an ``APIClient`` runs of its ``Resilience`` configuration: the budget, the breakers, limits and latencies of
 /// the origins it calls, and the hooks the attempt loop calls.
 ///
-/// The hooks keep the common call free: with the defaults, a call that succeeds pays one atomic increment (its
+/// The hooks run on the caller's executor (`nonisolated(nonsending)`, as the attempt loop does: a plain `async`
+/// function would hop to the global executor and back, about 1,000 instructions a call). They keep the common call
+/// free: with the defaults, a call that succeeds pays one atomic increment (its
 /// deposit) and two atomic loads (no origin has a breaker to consult or feed). Per-origin state is looked up only
 /// once an origin has failed within the breaker's window, or when the client hedges or limits concurrency.
 final class ClientResilience: Sendable {
@@ -43,22 +45,25 @@ final class ClientResilience: Sendable {
 
     // MARK: Hooks of the Attempt Loop
 
-    /// Hook before an attempt is handed to the transport: deposits the call in the budget (first attempt), asks the
-    /// origin's breaker, takes a place under the origin's limit. `nil`, the common case, means "send as usual"; a grant
-    /// is handed to ``send(_:deadline:grant:call:transport:)``.
+    /// Hook before an attempt is handed to the transport: deposits the call in the budget (first attempt) and asks the
+    /// origin's breaker. `nil`, the common case, means "send as usual"; a grant is handed to
+    /// ``send(_:deadline:grant:call:transport:)``, which takes a place under the origin's limit and may hedge.
     ///
-    /// - Throws: ``APIError/circuitOpen(origin:retryAfter:)`` or ``APIError/shed(origin:reason:)``: nothing was sent.
+    /// Synchronous, so that the attempt loop's async frame gains no suspension point (that frame and its callers' must
+    /// fit the flight task's first slab of memory, or every call allocates).
+    ///
+    /// - Throws: ``APIError/circuitOpen(origin:retryAfter:)``: nothing was sent.
     @inline(__always)
-    func admit(_ request: TransportRequest, attempt: Int, call: Call) async throws -> ResilienceGrant? {
+    func admit(_ request: TransportRequest, attempt: Int, call: Call) throws(APIError) -> ResilienceGrant? {
         if attempt == 1 { budget?.deposit() }
         guard gatesEveryAttempt || trackedBreakers.load(ordering: .relaxed) > 0 else { return nil }
-        return try await admitGated(request, attempt: attempt, call: call)
+        return try admitGated(request, attempt: attempt, call: call)
     }
 
     /// Hook in place of the transport's `send`: the transport itself without a grant; with one, the gated send
     /// (hedged if allowed), which releases the place and reports the probe however the attempt ends.
     @inline(__always)
-    func send(
+    nonisolated(nonsending) func send(
         _ request: TransportRequest, deadline: TransportDeadline, grant: ResilienceGrant?, call: Call,
         transport: any HTTPTransport
     ) async throws -> TransportResponse {
@@ -95,10 +100,12 @@ final class ClientResilience: Sendable {
     // MARK: Slow Paths
 
     @inline(never)
-    private func admitGated(_ request: TransportRequest, attempt: Int, call: Call) async throws -> ResilienceGrant? {
+    private func admitGated(_ request: TransportRequest, attempt: Int, call: Call) throws(APIError)
+        -> ResilienceGrant?
+    {
         let origin = Self.origin(of: request.url)
         let (breaker, limit) = origins.withLock { origins in
-            return (origins.breakers[origin], configuration.concurrencyLimit.map { origins.limit(origin, $0, clock) })
+            (origins.breakers[origin], configuration.concurrencyLimit.map { origins.limit(origin, $0, clock) })
         }
         if attempt == 1, configuration.budgetScope == .origin { originBudget(origin)?.deposit() }
         var probe: CircuitBreaker?
@@ -111,20 +118,7 @@ final class ClientResilience: Sendable {
             case .rejected(let retryAfter):
                 instrumentation.count(.circuitRejection)
                 call.emit(.circuitRejected(origin: origin, retryAfter: retryAfter))
-                throw APIError.circuitOpen(origin: origin, retryAfter: retryAfter)
-            }
-        }
-        if let limit {
-            do {
-                try await limit.acquire(within: call.limits.nextWait(now: instrumentation.log.elapsedTime))
-            } catch let reason as ShedReason {
-                probe?.abandonProbe()
-                instrumentation.count(.shed)
-                call.emit(.shed(origin: origin, reason: reason))
-                throw APIError.shed(origin: origin, reason: reason)
-            } catch {
-                probe?.abandonProbe()
-                throw error
+                throw .circuitOpen(origin: origin, retryAfter: retryAfter)
             }
         }
         let hedges = configuration.hedging != nil && Self.isHedgeable(request)
@@ -132,11 +126,29 @@ final class ClientResilience: Sendable {
         return ResilienceGrant(origin: origin, probe: probe, place: limit, hedges: hedges)
     }
 
+    /// Takes a place under the origin's limit, waiting in its queue within the attempt's deadline.
+    private nonisolated(nonsending) func acquire(_ limit: ConcurrencyLimit, _ grant: ResilienceGrant, call: Call)
+        async throws
+    {
+        do {
+            try await limit.acquire(within: call.limits.nextWait(now: instrumentation.log.elapsedTime))
+        } catch let reason as ShedReason {
+            grant.probe?.abandonProbe()
+            instrumentation.count(.shed)
+            call.emit(.shed(origin: grant.origin, reason: reason))
+            throw APIError.shed(origin: grant.origin, reason: reason)
+        } catch {
+            grant.probe?.abandonProbe()
+            throw error
+        }
+    }
+
     @inline(never)
-    private func sendGranted(
+    private nonisolated(nonsending) func sendGranted(
         _ request: TransportRequest, deadline: TransportDeadline, grant: ResilienceGrant, call: Call,
         transport: any HTTPTransport
     ) async throws -> TransportResponse {
+        if let place = grant.place { try await acquire(place, grant, call: call) }
         let start = instrumentation.log.elapsedTime
         do {
             let response =
@@ -158,7 +170,7 @@ final class ClientResilience: Sendable {
         }
     }
 
-    private func hedged(
+    private nonisolated(nonsending) func hedged(
         _ request: TransportRequest, deadline: TransportDeadline, grant: ResilienceGrant, call: Call,
         transport: any HTTPTransport
     ) async throws -> TransportResponse {
