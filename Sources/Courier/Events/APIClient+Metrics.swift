@@ -39,7 +39,8 @@ extension APIClient {
         public var hedgesSent = 0
         /// Hedged attempts whose answer came from a copy after the first.
         public var hedgesWon = 0
-        /// Calls turned away by a ``ConcurrencyLimit``.
+        /// Attempts turned away by a ``ConcurrencyLimit``. The wait for a place is part of the attempt, so a shed
+        /// attempt also counts in ``upstreamCalls``, though nothing reached the transport.
         public var shedCalls = 0
         /// Events dropped because a subscriber's buffer was full, over every subscriber so far.
         public var droppedEvents = 0

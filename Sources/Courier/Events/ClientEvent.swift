@@ -114,7 +114,8 @@ public struct ClientEvent: Sendable, Hashable, CustomStringConvertible {
         case hedgeSent(copy: Int, after: Duration)
         /// Copy number `copy` (from 2) answered first; the others were cancelled.
         case hedgeWon(copy: Int)
-        /// The ``ConcurrencyLimit`` of `origin` turned the call away.
+        /// The ``ConcurrencyLimit`` of `origin` turned the attempt away. The wait for a place is part of the attempt
+        /// (within its deadline), so this follows ``attemptSent(attempt:headers:)``; nothing reached the transport.
         case shed(origin: String, reason: ShedReason)
         /// The call threw: the error's redacted description (`cancelled` for cancellation) and how long it took.
         case requestFailed(error: String, duration: Duration)
