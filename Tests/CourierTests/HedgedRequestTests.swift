@@ -57,6 +57,30 @@ struct HedgedRequestTests {
         #expect(client.metrics.hedgesSent == 0)
     }
 
+    @Test func anOriginWithRecentFailuresIsNotHedged() async throws {
+        let clock = ManualClock()
+        let release = AsyncStream<Void>.makeStream()
+        let transport = StubTransport { request, _ in
+            if request.url.path == "/fails" { return .text(503) }
+            for await _ in release.stream { break }
+            return .text(200, "ok")
+        }
+        var configuration = APIClient.Configuration(transport: transport, cache: nil, retryPolicy: .never, clock: clock)
+        configuration.resilience.hedging = HedgingPolicy(delay: .fixed(.milliseconds(100)))
+        let client = APIClient(baseURL: URL(string: "https://api.test")!, configuration: configuration)
+        await #expect(throws: APIError.self) { try await client.send(APIRequest<Void>.get("/fails")) }
+        let call = Task { try await client.send(APIRequest<Void>.get("/slow")) }
+        while transport.requests.count < 2 { await Task.yield() }
+        // A hedge's timer is armed as its first copy starts; give it every chance to show up.
+        for _ in 0..<200 { await Task.yield() }
+        #expect(!clock.pendingSleeps.contains(.milliseconds(100)))
+        clock.advance(by: .milliseconds(100))
+        release.continuation.yield()
+        _ = try await call.value
+        #expect(transport.requests.count == 2)
+        #expect(client.metrics.hedgesSent == 0)
+    }
+
     @Test func onlyIdempotentRequestsAreHedged() throws {
         let url = URL(string: "https://api.test/orders")!
         #expect(ClientResilience.isHedgeable(TransportRequest(method: .get, url: url)))

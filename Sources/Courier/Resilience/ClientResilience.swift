@@ -121,7 +121,10 @@ final class ClientResilience: Sendable {
                 throw .circuitOpen(origin: origin, retryAfter: retryAfter)
             }
         }
-        let hedges = configuration.hedging != nil && Self.isHedgeable(request)
+        // A copy helps an origin that is slow now and then, not one that is failing: while the origin has failures in
+        // its breaker's window (a brownout, timeouts under overload), a copy would only add load. gRPC stops hedging
+        // the same way, when failures drain its retry throttle.
+        let hedges = configuration.hedging != nil && breaker == nil && Self.isHedgeable(request)
         guard probe != nil || limit != nil || hedges else { return nil }
         return ResilienceGrant(origin: origin, probe: probe, place: limit, hedges: hedges)
     }

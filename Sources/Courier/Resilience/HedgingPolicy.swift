@@ -8,8 +8,9 @@
 ///
 /// Off by default: a hedge is a second request, and only the caller knows whether the upstream can take it. Only
 /// idempotent methods (`GET`, `HEAD`, `PUT`, `DELETE`, `OPTIONS`, `TRACE`) and requests carrying an `Idempotency-Key`
-/// are hedged; every copy after the first draws from the ``RetryBudget``, so hedging never multiplies load under an
-/// outage. A shared flight hedges once for all its callers.
+/// are hedged; every copy after the first draws from the ``RetryBudget``, and an origin that has failed within its
+/// circuit breaker's window is not hedged at all (a copy would add load to a failing origin, as under overload), so
+/// hedging never multiplies load under an outage. A shared flight hedges once for all its callers.
 ///
 /// ```swift
 /// configuration.resilience.hedging = HedgingPolicy(delay: .percentile(0.95))
