@@ -34,6 +34,11 @@ let package = Package(
                 .product(name: "MallocInterposerSwift", package: "malloc-interposer"),
             ]
         ),
+        // Courier's retry budget, breaker and hedging against a fault-injecting origin over loopback sockets.
+        .executableTarget(
+            name: "resilience-report",
+            dependencies: ["BenchmarkSupport", .product(name: "Courier", package: "Courier")]
+        ),
         // A loop of calls over an in-memory transport, run under callgrind by Scripts/instructions.sh. It does not
         // link the malloc interposer (a linked interposer replaces malloc even when not preloaded, adding its own
         // instructions to every allocation); with --mallocs it preloads the library and looks it up at run time.

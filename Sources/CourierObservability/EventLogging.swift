@@ -18,8 +18,8 @@
         static func level(of kind: ClientEvent.Kind) -> Logger.Level {
             switch kind {
             case .requestFailed(let error, _): error == "cancelled" ? .info : .error
-            case .tokenRefreshFailed: .warning
-            case .retryScheduled: .notice
+            case .tokenRefreshFailed, .circuitStateChanged, .retryBudgetDenied, .shed: .warning
+            case .retryScheduled, .circuitRejected: .notice
             case .requestFinished, .tokenRefreshStarted, .tokenRefreshSucceeded: .info
             default: .debug
             }
@@ -67,6 +67,22 @@
                 metadata["courier.bytes"] = "\(bytes)"
             case .evicted(let count), .invalidated(let count):
                 metadata["courier.count"] = "\(count)"
+            case .retryBudgetDenied(let attempt):
+                metadata["courier.attempt"] = "\(attempt)"
+            case .circuitStateChanged(let origin, let phase):
+                metadata["courier.origin"] = "\(origin)"
+                metadata["courier.circuit"] = "\(phase)"
+            case .circuitRejected(let origin, let retryAfter):
+                metadata["courier.origin"] = "\(origin)"
+                metadata["courier.retry_after_ms"] = "\(retryAfter.milliseconds)"
+            case .hedgeSent(let copy, let after):
+                metadata["courier.copy"] = "\(copy)"
+                metadata["courier.delay_ms"] = "\(after.milliseconds)"
+            case .hedgeWon(let copy):
+                metadata["courier.copy"] = "\(copy)"
+            case .shed(let origin, let reason):
+                metadata["courier.origin"] = "\(origin)"
+                metadata["courier.reason"] = "\(reason)"
             case .cacheMiss, .revalidationSent, .revalidated, .tokenRefreshStarted, .tokenRefreshSucceeded:
                 break
             }

@@ -22,6 +22,12 @@
     /// | `courier_token_refreshes_total` | counter | token refreshes started | method |
     /// | `courier_failures_total` | counter | calls that threw (not cancellation) | method |
     /// | `courier_cancellations_total` | counter | calls whose task was cancelled | method |
+    /// | `courier_retry_budget_denials_total` | counter | retries the retry budget refused | method |
+    /// | `courier_circuit_state_changes_total` | counter | circuit breaker moves | method, state |
+    /// | `courier_circuit_rejections_total` | counter | attempts failed fast by an open breaker | method |
+    /// | `courier_hedges_sent_total` | counter | hedged copies sent | method |
+    /// | `courier_hedges_won_total` | counter | attempts a hedged copy answered first | method |
+    /// | `courier_shed_total` | counter | calls a concurrency limit turned away | method, reason |
     /// | `courier_call_duration` | timer | each call, start to end | method, status_class, source |
     /// | `courier_attempt_duration` | timer | each attempt that got a response | method, status_class |
     struct EventMetrics: Sendable {
@@ -60,6 +66,23 @@
                 count("courier_retries_total", method)
             case .tokenRefreshStarted:
                 count("courier_token_refreshes_total", method)
+            case .retryBudgetDenied:
+                count("courier_retry_budget_denials_total", method)
+            case .circuitStateChanged(_, let phase):
+                count("courier_circuit_state_changes_total", method + [("state", "\(phase)")])
+            case .circuitRejected:
+                count("courier_circuit_rejections_total", method)
+            case .hedgeSent:
+                count("courier_hedges_sent_total", method)
+            case .hedgeWon:
+                count("courier_hedges_won_total", method)
+            case .shed(_, let reason):
+                let label: String
+                switch reason {
+                case .queueFull: label = "queue_full"
+                case .waitedPastDeadline: label = "deadline"
+                }
+                count("courier_shed_total", method + [("reason", label)])
             case .requestStarted, .stored, .evicted, .invalidated, .tokenRefreshSucceeded, .tokenRefreshFailed:
                 break
             }

@@ -100,5 +100,32 @@
             #expect(attempts.values.count == 1)
             #expect(try metrics.expectCounter("courier_upstream_calls_total", [("method", "GET")]).totalValue == 1)
         }
+
+        /// Budget denials, breaker moves and rejections, hedges and shed calls are counted as the client counts them.
+        @Test func resilienceCountersMatchTheClientsMetrics() async throws {
+            let metrics = TestMetrics()
+            let transport = TestKit.StubTransport { _, _ in TestKit.response(503) }
+            let client = TestKit.makeClient(transport, retryPolicy: RetryPolicy(maxAttempts: 3, baseDelay: .zero)) {
+                $0.resilience = Resilience(
+                    retryBudget: .init(window: .seconds(10), ratio: 0, minimumPerSecond: 0),
+                    circuitBreaker: .init(minimumThroughput: 4, breakDuration: .seconds(3_600)))
+                $0.observe(metrics: metrics)
+            }
+            for index in 0..<6 { _ = try? await client.send(APIRequest<Data>.get("/down/\(index)")) }
+            let expected = client.metrics
+            #expect(expected.retryBudgetDenials == 4 && expected.circuitStateChanges == 1)
+            #expect(expected.circuitRejections == 2 && expected.upstreamCalls == 4)
+            let totals: [(String, Int)] = [
+                ("courier_retry_budget_denials_total", expected.retryBudgetDenials),
+                ("courier_circuit_state_changes_total", expected.circuitStateChanges),
+                ("courier_circuit_rejections_total", expected.circuitRejections),
+            ]
+            for (label, count) in totals {
+                #expect(metrics.counterTotal(label: label) == Int64(count), "\(label)")
+            }
+            let opened = try metrics.expectCounter(
+                "courier_circuit_state_changes_total", [("method", "GET"), ("state", "open")])
+            #expect(opened.totalValue == 1)
+        }
     }
 #endif

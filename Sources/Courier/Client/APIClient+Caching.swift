@@ -239,7 +239,8 @@ extension APIError {
     /// not answer properly. Client-side mistakes do not qualify.
     var allowsStaleIfError: Bool {
         switch self {
-        case .transport, .timedOut, .invalidResponse: true
+        case .transport, .timedOut, .invalidResponse, .circuitOpen, .shed: true
+        case .retryBudgetExhausted(let last): last.allowsStaleIfError || (last.response?.statusCode ?? 0) >= 500
         default: false
         }
     }

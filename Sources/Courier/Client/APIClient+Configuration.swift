@@ -139,6 +139,9 @@ extension APIClient {
         /// Which redirects requests follow: up to 20 by default (``RedirectPolicy/default``). A request's
         /// ``APIRequest/redirectPolicy`` wins over it.
         public var redirectPolicy: RedirectPolicy = .default
+        /// The retry budget, circuit breakers, hedging and load limit that protect the upstream when it degrades; see
+        /// ``Resilience``. ``Resilience/default`` (a retry budget and a circuit breaker per origin) by default.
+        public var resilience: Resilience = .default
         /// Creates a configuration.
         ///
         /// - Parameters:

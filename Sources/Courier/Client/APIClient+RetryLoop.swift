@@ -76,6 +76,7 @@ extension APIClient {
     func afterAttempt(
         _ outcome: RetryContext.Outcome, sent: TransportRequest, call: Call, loop: inout AttemptLoop
     ) -> NextStep {
+        resilience.record(outcome, of: sent, call: call)
         if case .response(let response) = outcome {
             if configuration.acceptableStatusCodes.contains(response.statusCode) {
                 return .finish(
@@ -115,6 +116,9 @@ extension APIClient {
         switch (decision, outcome) {
         case (.retry(let delay), _):
             if let refusal = Self.refusalToResend(call) { return .fail(refusal) }
+            if let denied = resilience.deniedRetry(after: outcome, of: sent, attempt: loop.attempt, call: call) {
+                return .fail(denied)
+            }
             loop.timings.retryDelays.append(delay)
             instrumentation.count(.retry)
             call.emit(.retryScheduled(attempt: loop.attempt, delay: delay, reason: instrumentation.reason(outcome)))
@@ -150,6 +154,10 @@ extension APIClient {
         } catch {
             return .failure(error)
         }
+        let grant: ResilienceGrant?
+        do throws(APIError) { grant = try resilience.admit(request, attempt: attempt, call: call) } catch {
+            return .failure(error)
+        }
         let start = instrumentation.attemptSent(request, attempt: attempt, of: call)
         // The log and the deadlines keep one time, so the attempt's deadline counts from the time just read.
         let deadline = TransportDeadline(
@@ -158,8 +166,9 @@ extension APIClient {
             // The shapes differ here only: a buffered call reads the whole response, a streamed one its head.
             let response =
                 call.streamed == nil
-                ? try await configuration.transport.send(request, deadline: deadline)
-                : try await streamedHead(request, call: call, timeout: deadline.timeout)
+                ? try await resilience.send(
+                    request, deadline: deadline, grant: grant, call: call, transport: configuration.transport)
+                : try await streamedAttempt(request, call: call, timeout: deadline.timeout, grant: grant)
             instrumentation.received(response, attempt: attempt, since: start, of: call)
             loop.timings.record(attempt, of: request, response, duration: instrumentation.log.elapsedTime - start)
             return .response(response)

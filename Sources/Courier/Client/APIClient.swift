@@ -37,6 +37,8 @@ public final class APIClient: Sendable {
     let instrumentation: Instrumentation
     /// Who may receive the client's credentials, and what counts as one; see ``CredentialScope``.
     let scope: CredentialScope
+    /// The retry budget, circuit breakers, hedging and load limits of ``Configuration/resilience``.
+    let resilience: ClientResilience
 
     /// Creates a client.
     ///
@@ -57,6 +59,8 @@ public final class APIClient: Sendable {
         self.deadlines = DeadlineScheduler(clock: configuration.clock, stopwatch: log.stopwatch)
         self.instrumentation = Instrumentation(
             log: log, redaction: Redaction(scope.credentials), observers: configuration.observers)
+        self.resilience = ClientResilience(
+            configuration.resilience, clock: configuration.clock, instrumentation: instrumentation)
     }
 
     // MARK: Sending Requests

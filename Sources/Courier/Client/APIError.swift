@@ -54,6 +54,17 @@ public enum APIError: Error, Sendable {
     /// second one (after the first or beside it) gets this error from its first `next()` instead of racing the first
     /// for chunks.
     case streamAlreadyRead
+    /// The retry policy would have retried, but the client's ``RetryBudget`` was spent: retries were already a
+    /// large share of recent calls, so the upstream is not sent more. Carries the last attempt's outcome (a bad
+    /// status as ``unacceptableStatus(_:)``). See ``Resilience/retryBudget``.
+    indirect case retryBudgetExhausted(last: APIError)
+    /// The origin's ``CircuitBreaker`` is open: most recent calls to it failed, so this one was not sent. Carries the
+    /// origin (`scheme://host:port`) and how long until the breaker lets a probe through (zero while probes are
+    /// deciding). See ``Resilience/circuitBreaker``.
+    case circuitOpen(origin: String, retryAfter: Duration)
+    /// The origin's ``ConcurrencyLimit`` turned the call away: its queue was full, or no place freed before the
+    /// call's deadline. Nothing was sent. See ``Resilience/concurrencyLimit``.
+    case shed(origin: String, reason: ShedReason)
 
     /// The status code of the response, when the error carries one.
     public var statusCode: Int? {
@@ -65,6 +76,7 @@ public enum APIError: Error, Sendable {
         switch self {
         case .unacceptableStatus(let response), .decodingFailed(_, _, let response), .unauthorized(let response):
             response
+        case .retryBudgetExhausted(let last): last.response
         default: nil
         }
     }
@@ -78,8 +90,9 @@ public enum APIError: Error, Sendable {
         case .invalidResponse(_, let error): error
         case .authenticationFailed(let failure): failure.underlyingError
         case .fileAccess(let failure): failure.underlyingError
+        case .retryBudgetExhausted(let last): last
         case .invalidRequest, .timedOut, .unacceptableStatus, .notCached, .unauthorized, .responseTooLarge,
-            .superseded, .streamAlreadyRead:
+            .superseded, .streamAlreadyRead, .circuitOpen, .shed:
             nil
         }
     }
@@ -228,6 +241,13 @@ extension APIError: CustomStringConvertible, LocalizedError {
             "Superseded: a newer request in the latest-wins slot \"\(slot)\" replaced this one, which was cancelled."
         case .streamAlreadyRead:
             "The byte stream already has a reader: a stream is read once, by one iterator."
+        case .retryBudgetExhausted(let last):
+            "The retry budget is spent, so the call was not retried; its last attempt ended: \(last.description)"
+        case .circuitOpen(let origin, let retryAfter):
+            "The circuit breaker of \(origin) is open after most recent calls failed, so nothing was sent; "
+                + "try again in \(retryAfter.formattedMilliseconds)."
+        case .shed(let origin, let reason):
+            "The call to \(origin) was shed, and nothing was sent: \(reason)."
         }
     }
 

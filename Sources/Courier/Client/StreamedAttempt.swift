@@ -5,6 +5,17 @@ extension APIClient {
     /// same bound as a buffered response's (``URLSessionTransport/defaultMaxResponseBytes``).
     static let collectedBodyLimit = URLSessionTransport.defaultMaxResponseBytes
 
+    /// ``streamedHead(_:call:timeout:)`` through the resilience gates the attempt passed (``ClientResilience``).
+    @inline(never)
+    nonisolated(nonsending) func streamedAttempt(
+        _ request: TransportRequest, call: Call, timeout: Duration, grant: ResilienceGrant?
+    ) async throws -> TransportResponse {
+        guard let grant else { return try await streamedHead(request, call: call, timeout: timeout) }
+        return try await resilience.gated(grant, call: call) {
+            try await self.streamedHead(request, call: call, timeout: timeout)
+        }
+    }
+
     /// The transport step of one attempt of a streamed call, inside the one retry loop (``sendWithRetries(_:first:)``).
     ///
     /// An acceptable response's body is left arriving, held by the call's ``StreamedShape`` for the exchange, and its head returned: from here the body is

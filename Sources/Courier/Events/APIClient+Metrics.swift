@@ -29,6 +29,19 @@ extension APIClient {
         public var failures = 0
         /// Calls that ended because their task was cancelled.
         public var cancellations = 0
+        /// Retries (and hedged copies) not sent because the ``RetryBudget`` was spent.
+        public var retryBudgetDenials = 0
+        /// Times a ``CircuitBreaker`` of the client moved between closed, open and half-open.
+        public var circuitStateChanges = 0
+        /// Attempts failed at once by an open ``CircuitBreaker``.
+        public var circuitRejections = 0
+        /// Hedged copies sent (see ``HedgingPolicy``); each also counts in ``upstreamCalls``.
+        public var hedgesSent = 0
+        /// Hedged attempts whose answer came from a copy after the first.
+        public var hedgesWon = 0
+        /// Attempts turned away by a ``ConcurrencyLimit``. The wait for a place is part of the attempt, so a shed
+        /// attempt also counts in ``upstreamCalls``, though nothing reached the transport.
+        public var shedCalls = 0
         /// Events dropped because a subscriber's buffer was full, over every subscriber so far.
         public var droppedEvents = 0
 

@@ -104,6 +104,19 @@ public struct ClientEvent: Sendable, Hashable, CustomStringConvertible {
         case tokenRefreshFailed(reason: String)
         /// The call returned a response: where it came from, its status, and how long the whole call took.
         case requestFinished(source: ResponseSource, status: Int, duration: Duration)
+        /// The retry policy would have retried after attempt number `attempt`, but the ``RetryBudget`` was spent.
+        case retryBudgetDenied(attempt: Int)
+        /// The ``CircuitBreaker`` of `origin` moved to `phase`.
+        case circuitStateChanged(origin: String, phase: CircuitBreaker.Phase)
+        /// The open ``CircuitBreaker`` of `origin` failed the call at once; it lets a probe through after `retryAfter`.
+        case circuitRejected(origin: String, retryAfter: Duration)
+        /// The attempt had no acceptable answer after `after`, so copy number `copy` (from 2) was sent.
+        case hedgeSent(copy: Int, after: Duration)
+        /// Copy number `copy` (from 2) answered first; the others were cancelled.
+        case hedgeWon(copy: Int)
+        /// The ``ConcurrencyLimit`` of `origin` turned the attempt away. The wait for a place is part of the attempt
+        /// (within its deadline), so this follows ``attemptSent(attempt:headers:)``; nothing reached the transport.
+        case shed(origin: String, reason: ShedReason)
         /// The call threw: the error's redacted description (`cancelled` for cancellation) and how long it took.
         case requestFailed(error: String, duration: Duration)
     }
@@ -151,6 +164,13 @@ extension ClientEvent.Kind: CustomStringConvertible {
         case .tokenRefreshStarted: "token refresh started"
         case .tokenRefreshSucceeded: "token refresh succeeded"
         case .tokenRefreshFailed(let reason): "token refresh failed: \(reason)"
+        case .retryBudgetDenied(let attempt): "retry after attempt \(attempt) denied: the retry budget is spent"
+        case .circuitStateChanged(let origin, let phase): "circuit of \(origin) \(phase)"
+        case .circuitRejected(let origin, let retryAfter):
+            "circuit of \(origin) open: failed fast, probe in \(retryAfter.formattedMilliseconds)"
+        case .hedgeSent(let copy, let after): "hedge: copy \(copy) sent after \(after.formattedMilliseconds)"
+        case .hedgeWon(let copy): "hedge: copy \(copy) answered first"
+        case .shed(let origin, let reason): "shed by the limit of \(origin): \(reason)"
         case .requestFinished(let source, let status, let duration):
             "finished \(status) from \(source) in \(duration.formattedMilliseconds)"
         case .requestFailed(let error, let duration): "failed in \(duration.formattedMilliseconds): \(error)"

@@ -9,6 +9,7 @@ final class Instrumentation: Sendable {
     /// The counters that ``count(_:)`` can increment.
     enum Counter {
         case upstreamCall, joined, cacheHit, cacheMiss, revalidation, retry, tokenRefresh
+        case budgetDenial, circuitChange, circuitRejection, hedgeSent, hedgeWon, shed
     }
 
     /// A call that has started (``APIClient/start(_:decodingOnce:)``) and not ended: its id and when it started, for
@@ -52,6 +53,12 @@ final class Instrumentation: Sendable {
         case .revalidation: counters.cacheRevalidations.add(1, ordering: .releasing)
         case .retry: counters.retries.add(1, ordering: .releasing)
         case .tokenRefresh: counters.tokenRefreshes.add(1, ordering: .releasing)
+        case .budgetDenial: counters.budgetDenials.add(1, ordering: .releasing)
+        case .circuitChange: counters.circuitStateChanges.add(1, ordering: .releasing)
+        case .circuitRejection: counters.circuitRejections.add(1, ordering: .releasing)
+        case .hedgeSent: counters.hedgesSent.add(1, ordering: .releasing)
+        case .hedgeWon: counters.hedgesWon.add(1, ordering: .releasing)
+        case .shed: counters.shed.add(1, ordering: .releasing)
         }
     }
 
@@ -150,6 +157,12 @@ private final class Counters: Sendable {
     let tokenRefreshes = Atomic(0)
     let failures = Atomic(0)
     let cancellations = Atomic(0)
+    let budgetDenials = Atomic(0)
+    let circuitStateChanges = Atomic(0)
+    let circuitRejections = Atomic(0)
+    let hedgesSent = Atomic(0)
+    let hedgesWon = Atomic(0)
+    let shed = Atomic(0)
 
     /// The counters now. Every other counter of a call is incremented after its `requests`, so `requests` is read
     /// last: a snapshot never shows a call's join or failure without the call.
@@ -164,6 +177,12 @@ private final class Counters: Sendable {
         metrics.tokenRefreshes = tokenRefreshes.load(ordering: .acquiring)
         metrics.failures = failures.load(ordering: .acquiring)
         metrics.cancellations = cancellations.load(ordering: .acquiring)
+        metrics.retryBudgetDenials = budgetDenials.load(ordering: .acquiring)
+        metrics.circuitStateChanges = circuitStateChanges.load(ordering: .acquiring)
+        metrics.circuitRejections = circuitRejections.load(ordering: .acquiring)
+        metrics.hedgesSent = hedgesSent.load(ordering: .acquiring)
+        metrics.hedgesWon = hedgesWon.load(ordering: .acquiring)
+        metrics.shedCalls = shed.load(ordering: .acquiring)
         metrics.requests = requests.load(ordering: .acquiring)
         return metrics
     }

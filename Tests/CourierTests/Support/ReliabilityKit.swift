@@ -120,6 +120,9 @@ enum ReliabilityKit {
         case .fileAccess(let failure): return "fileAccess(\(failure.operation.rawValue))"
         case .superseded: return "superseded"
         case .streamAlreadyRead: return "streamAlreadyRead"
+        case .retryBudgetExhausted(let last): return "retryBudgetExhausted(\(name(of: last)))"
+        case .circuitOpen: return "circuitOpen"
+        case .shed: return "shed"
         }
     }
 

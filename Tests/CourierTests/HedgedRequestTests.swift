@@ -1,0 +1,102 @@
+import CourierTesting
+import Foundation
+import Synchronization
+import Testing
+
+@testable import Courier
+
+@Suite("A hedged attempt sends a copy after the delay; the first answer wins and the rest are cancelled")
+struct HedgedRequestTests {
+    @Test func theSecondCopyWinsAndTheFirstIsCancelled() async throws {
+        let clock = ManualClock()
+        let firstCancelled = Atomic(false)
+        let transport = StubTransport { _, index in
+            guard index == 0 else { return .text(200, "copy") }
+            do {
+                try await Task.sleep(for: .seconds(3_600))  // until cancelled; no test waits for it
+            } catch {
+                firstCancelled.store(true, ordering: .relaxed)
+                throw error
+            }
+            return .text(200, "first")
+        }
+        var configuration = APIClient.Configuration(transport: transport, cache: nil, retryPolicy: .never, clock: clock)
+        configuration.resilience.hedging = HedgingPolicy(delay: .fixed(.milliseconds(100)), maxCopies: 3)
+        let client = APIClient(baseURL: URL(string: "https://api.test")!, configuration: configuration)
+        let call = Task { try await client.send(APIRequest<Data>.get("/slow")) }
+        await clock.waitForSleeper(of: .milliseconds(100))
+        clock.advance(by: .milliseconds(100))
+        let response = try await call.value
+        #expect(String(decoding: response.value, as: UTF8.self) == "copy")
+        let cancelled = firstCancelled.load(ordering: .relaxed)
+        #expect(cancelled)
+        #expect(transport.requests.count == 2)  // the third copy was never due
+        #expect(client.metrics.hedgesSent == 1)
+        #expect(client.metrics.hedgesWon == 1)
+        #expect(client.metrics.upstreamCalls == 2)
+    }
+
+    @Test func aCopyIsNotSentWhenTheBudgetIsSpent() async throws {
+        let clock = ManualClock()
+        let release = AsyncStream<Void>.makeStream()
+        let transport = StubTransport { _ in
+            for await _ in release.stream { break }
+            return .text(200, "ok")
+        }
+        var configuration = APIClient.Configuration(transport: transport, cache: nil, retryPolicy: .never, clock: clock)
+        configuration.resilience.retryBudget = .init(window: .seconds(10), ratio: 0, minimumPerSecond: 0)
+        configuration.resilience.hedging = HedgingPolicy(delay: .fixed(.milliseconds(100)))
+        let client = APIClient(baseURL: URL(string: "https://api.test")!, configuration: configuration)
+        let call = Task { try await client.send(APIRequest<Void>.get("/slow")) }
+        await clock.waitForSleeper(of: .milliseconds(100))
+        clock.advance(by: .milliseconds(100))
+        while clock.pendingSleeps.contains(.milliseconds(100)) { await Task.yield() }
+        release.continuation.yield()
+        _ = try await call.value
+        #expect(transport.requests.count == 1)
+        #expect(client.metrics.hedgesSent == 0)
+    }
+
+    @Test func anOriginWithRecentFailuresIsNotHedged() async throws {
+        let clock = ManualClock()
+        let release = AsyncStream<Void>.makeStream()
+        let transport = StubTransport { request, _ in
+            if request.url.path == "/fails" { return .text(503) }
+            for await _ in release.stream { break }
+            return .text(200, "ok")
+        }
+        var configuration = APIClient.Configuration(transport: transport, cache: nil, retryPolicy: .never, clock: clock)
+        configuration.resilience.hedging = HedgingPolicy(delay: .fixed(.milliseconds(100)))
+        let client = APIClient(baseURL: URL(string: "https://api.test")!, configuration: configuration)
+        await #expect(throws: APIError.self) { try await client.send(APIRequest<Void>.get("/fails")) }
+        let call = Task { try await client.send(APIRequest<Void>.get("/slow")) }
+        while transport.requests.count < 2 { await Task.yield() }
+        // A hedge's timer is armed as its first copy starts; give it every chance to show up.
+        for _ in 0..<200 { await Task.yield() }
+        #expect(!clock.pendingSleeps.contains(.milliseconds(100)))
+        clock.advance(by: .milliseconds(100))
+        release.continuation.yield()
+        _ = try await call.value
+        #expect(transport.requests.count == 2)
+        #expect(client.metrics.hedgesSent == 0)
+    }
+
+    @Test func onlyIdempotentRequestsAreHedged() throws {
+        let url = URL(string: "https://api.test/orders")!
+        #expect(ClientResilience.isHedgeable(TransportRequest(method: .get, url: url)))
+        #expect(ClientResilience.isHedgeable(TransportRequest(method: .put, url: url)))
+        #expect(!ClientResilience.isHedgeable(TransportRequest(method: .post, url: url)))
+        #expect(
+            ClientResilience.isHedgeable(
+                TransportRequest(method: .post, url: url, headers: ["Idempotency-Key": "order-42"])))
+    }
+
+    @Test func anAdaptiveDelayIsThePercentileOfRecentLatencies() {
+        var window = LatencyWindow()
+        let policy = HedgingPolicy.Delay.percentile(0.95, minimum: .milliseconds(1), maximum: .seconds(1))
+        for milliseconds in 1...19 { window.record(.milliseconds(milliseconds)) }
+        #expect(window.delay(for: policy) == .seconds(1))  // too few samples: the maximum
+        for milliseconds in 20...100 { window.record(.milliseconds(milliseconds)) }
+        #expect(window.delay(for: policy) == .milliseconds(96))  // rank ⌈0.95 × 99⌉ = 95 of 1…100 ms
+    }
+}
