@@ -176,3 +176,37 @@ struct CircuitBreakerStaleIfErrorTests {
         #expect(client.metrics.circuitRejections == 1)
     }
 }
+
+@Suite("Callers that share one flight count once for a half-open breaker")
+struct CircuitBreakerCoalescedProbeTests {
+    @Test func aHundredJoinersOfOneKeySendOneProbe() async throws {
+        let clock = ManualClock()
+        let healthy = Atomic(false)
+        let release = AsyncStream<Void>.makeStream()
+        let transport = StubTransport { _, _ in
+            guard healthy.load(ordering: .relaxed) else { return .text(503) }
+            for await _ in release.stream { break }
+            return .text(200, "ok")
+        }
+        var configuration = APIClient.Configuration(transport: transport, cache: nil, retryPolicy: .never, clock: clock)
+        configuration.resilience = Resilience(
+            retryBudget: nil, circuitBreaker: .init(minimumThroughput: 2, breakDuration: .seconds(5)))
+        let client = APIClient(baseURL: URL(string: "https://api.test")!, configuration: configuration)
+        for index in 0..<2 {
+            await #expect(throws: APIError.self) { try await client.send(APIRequest<Void>.get("/down/\(index)")) }
+        }
+        healthy.store(true, ordering: .relaxed)
+        clock.advance(by: .seconds(5))
+        let before = client.metrics.requests
+        let calls = (0..<100).map { _ in Task { try await client.send(APIRequest<Data>.get("/shared")) } }
+        // Every caller waits on the probe's flight before it answers.
+        try await CoalescerTestKit.waitForWaiters(100, on: client.coalescer)
+        #expect(client.metrics.requests == before + 100)
+        release.continuation.yield()
+        for call in calls { _ = try await call.value }
+        #expect(transport.requests.count == 3)  // two failures, one probe for the hundred
+        #expect(client.metrics.joined == 99)
+        #expect(client.metrics.circuitRejections == 0)
+        #expect(client.metrics.circuitStateChanges == 3)  // open, half-open, closed
+    }
+}
