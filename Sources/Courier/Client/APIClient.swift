@@ -104,7 +104,7 @@ public final class APIClient: Sendable {
             case .answered(let answer): answer
             case .sending(let sending): try await answer(sending, request.fields, decodingOnce: shared)
             }
-        return try sharedResponse(answer, as: T.self, decoder: decoder)
+        return APIResponse(value: try sharedValue(of: answer, as: T.self, decoder: decoder), head: finished(answer))
     }
 
     /// Sends a request whose response body is not needed, and checks its status.
@@ -665,16 +665,6 @@ public final class APIClient: Sendable {
         } catch {
             throw failed(answer, error)
         }
-    }
-
-    /// The response of a call that shares decoding: its value as ``sharedValue(of:as:decoder:)`` gives it, and the
-    /// call ended. (Not inlined: building the response in `send` kept its temporaries in the async frame, and a
-    /// joiner's task then needed a third slab of task memory.)
-    @inlinable @inline(never)
-    func sharedResponse<T: Decodable & Sendable>(_ answer: Answer, as type: T.Type, decoder: JSONDecoder) throws
-        -> APIResponse<T>
-    {
-        APIResponse(value: try sharedValue(of: answer, as: T.self, decoder: decoder), head: finished(answer))
     }
 
     /// The value the flight decoded once when it was decoded as `T` by `decoder`, or the body decoded now.
