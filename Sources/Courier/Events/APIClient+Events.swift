@@ -105,27 +105,16 @@ extension APIClient {
             let exchange =
                 if let routed = sending.routed {
                     try await send(.send(routed), for: request)
+                } else if let latestWins = request.latestWins {
+                    try await performLatestWins(latestWins, request, id: call.id, decodingOnce: shared)
                 } else {
-                    try await performAllSteps(request, id: call.id, decodingOnce: shared)
+                    try await performInScope(request, id: call.id, decodingOnce: shared)
                 }
             return Answer(
                 call: call, exchange: exchange, flightEnded: exchange.joined ? instrumentation.log.elapsedTime : nil)
         } catch {
             throw failed(call, error)
         }
-    }
-
-    /// Every step of a call whose steps 1–3 may wait (an authenticator, adapters) or that runs in a latest-wins slot.
-    /// Apart from ``answer(_:_:decodingOnce:)``, so that the common call's task does not hold the frames of these steps:
-    /// inlined there, they made its frame 120 bytes larger, and a joiner's task took a third slab of task memory.
-    @inline(never)
-    private nonisolated(nonsending) func performAllSteps(
-        _ request: RequestFields, id: CallID, decodingOnce shared: SharedDecoding?
-    ) async throws -> Exchange {
-        if let latestWins = request.latestWins {
-            return try await performLatestWins(latestWins, request, id: id, decodingOnce: shared)
-        }
-        return try await performInScope(request, id: id, decodingOnce: shared)
     }
 
     /// Counts a new call and emits its `requestStarted`.
