@@ -16,13 +16,14 @@ import Testing
             headers: id.map { ["X-Request-ID": "\($0)"] } ?? [:])
     }
 
+    /// Stores a fresh response for `key`; with an `id`, one that varies on the request's `X-Request-ID`.
     @discardableResult
-    private static func store(_ cache: ResponseCache, _ key: Int, id: Int? = nil, body: String = "item") async -> Bool
+    private static func store(_ cache: ResponseCache, _ key: Int, id: Int? = nil, body: String = "item") async
+        -> Bool
     {
-        let response = TransportResponse(
-            statusCode: 200,
-            headers: id == nil ? ["Cache-Control": "max-age=60"] : ["Cache-Control": "max-age=60", "Vary": "X-Request-ID"],
-            body: Data(body.utf8))
+        var headers: HeaderFields = ["Cache-Control": "max-age=60"]
+        if id != nil { headers["Vary"] = "X-Request-ID" }
+        let response = TransportResponse(statusCode: 200, headers: headers, body: Data(body.utf8))
         return await cache.store(
             response, for: request(key, id: id), partition: nil, requestTime: date.now, responseTime: date.now)
     }
