@@ -279,8 +279,8 @@ public final class APIClient: Sendable {
     /// decodes it once (``runFlight(_:)``).
     private nonisolated(nonsending) func sendShared(_ call: Call) async throws -> Exchange {
         guard let key = sharingKey(for: call) else { return try await runFlight(call) }
-        let coalesced = try await coalescer.run(
-            key, bound: waitBound(for: call), tag: call.id.rawValue, operation: call)
+        // The call gives its bound when it registers (``Call/waitBound()``), off this frame.
+        let coalesced = try await coalescer.run(key, tag: call.id.rawValue, operation: call)
         // A joiner whose own request differs from the leader's in a field the response varies on (one the key
         // ignores) is not served from the flight: it sends alone.
         if coalesced.joined, !coalesced.value.serves(call.outgoing.request) { return try await runFlight(call) }
@@ -302,11 +302,10 @@ public final class APIClient: Sendable {
     }
 
     /// How long the call waits for a flight it leads, or joins: what is left of the call, and its next wait.
-    private func waitBound(for call: Call) -> RequestCoalescer<RequestKey, Exchange>.WaitBound {
-        RequestCoalescer<RequestKey, Exchange>.WaitBound(
+    func waitBound(for call: Call) -> WaitBound {
+        WaitBound(
             scheduler: deadlines, leading: call.limits.remaining(now: self.deadlines.elapsed),
-            joining: call.limits.nextWait(now: self.deadlines.elapsed),
-            error: { APIError.timedOut($0) })
+            joining: call.limits.nextWait(now: self.deadlines.elapsed), error: { APIError.timedOut($0) })
     }
 
     /// The flight's exchange as this caller got it, counted and reported when the caller joined another's flight.

@@ -61,6 +61,9 @@ extension Call: FlightOperation, EventAttributing {
     /// The call itself: its flight's events move to another caller when it leaves.
     var eventAttribution: (any EventAttributing)? { self }
 
+    /// What is left of the call, and its next wait (``APIClient/waitBound(for:)``).
+    func waitBound() -> WaitBound? { client.waitBound(for: self) }
+
     /// The caller the flight's events belonged to left: they go to the caller with id `owner` from now on, or
     /// nowhere when no caller is left (a call's events end with its last event).
     func attributeEvents(to owner: UInt64?, generation: UInt64) {

@@ -105,19 +105,11 @@ public actor RequestCoalescer<Key: Hashable & Sendable, Value: Sendable> {
         _ key: Key,
         operation: @escaping @Sendable () async throws -> Value
     ) async throws -> Coalesced<Value> {
-        try await run(key, bound: nil, tag: 0, operation: ClosureOperation(operation: operation))
+        try await run(key, tag: 0, operation: ClosureOperation(operation: operation, bound: nil))
     }
 
-    /// How long one caller waits for a flight before leaving with an error, kept on a ``DeadlineScheduler``.
-    struct WaitBound: Sendable {
-        let scheduler: DeadlineScheduler
-        /// The longest wait for a flight this caller leads, or `nil` for no bound of its own.
-        let leading: Duration?
-        /// The longest wait for a flight this caller joins, or `nil` for no bound of its own.
-        let joining: Duration?
-        /// What the caller is resumed with when its bound passes.
-        let error: @Sendable (Duration) -> any Error
-    }
+    /// How long one caller waits for a flight before leaving with an error (see ``Courier/WaitBound``).
+    typealias WaitBound = Courier.WaitBound
 
     /// ``run(_:operation:)`` where the caller leaves after its own bound, as if cancelled, but with `bound.error`:
     /// the flight goes on for the others (and stops when nobody is left to wait, as under cancellation).
@@ -128,16 +120,21 @@ public actor RequestCoalescer<Key: Hashable & Sendable, Value: Sendable> {
     nonisolated(nonsending) func run(
         _ key: Key, bound: WaitBound?, operation: @escaping @Sendable () async throws -> Value
     ) async throws -> Coalesced<Value> {
-        try await run(key, bound: bound, tag: 0, operation: ClosureOperation(operation: operation))
+        try await run(key, tag: 0, operation: ClosureOperation(operation: operation, bound: bound))
     }
 
-    /// ``run(_:bound:operation:)`` with the flight's work as a ``FlightOperation``.
+    /// ``run(_:bound:operation:)`` with the flight's work as a ``FlightOperation``, which also gives the caller's
+    /// bound (``FlightOperation/waitBound()``).
     ///
     /// `tag` names the caller (a call id): when the caller the flight's events belong to leaves while others still
     /// wait, the operation is told the tag of one that waits (``EventAttributing/attributeEvents(to:generation:)``)
     /// before the caller that left is resumed.
+    ///
+    /// The bound is asked for in ``enter(_:id:tag:for:operation:)``, a plain function: built here, it was a value of
+    /// this async frame that every waiter's task holds, and was copied into the registration (about 150 instructions
+    /// and 80 bytes of frame per caller).
     nonisolated(nonsending) func run<Operation: FlightOperation<Value>>(
-        _ key: Key, bound: WaitBound?, tag: UInt64, operation: Operation
+        _ key: Key, tag: UInt64, operation: Operation
     ) async throws -> Coalesced<Value> {
         // A caller already cancelled is turned away by `register`, under the lock, before it can start a flight: a
         // check here as well would cost every call a read of its task's status.
@@ -145,7 +142,7 @@ public actor RequestCoalescer<Key: Hashable & Sendable, Value: Sendable> {
         var registration = Table.Registration.cancelled
         let value = try await withTaskCancellationHandler {
             try await withUnsafeThrowingContinuation { (waiter: Table.Waiter) in
-                registration = enter(waiter, id: waiterID, tag: tag, for: key, bound: bound, operation: operation)
+                registration = enter(waiter, id: waiterID, tag: tag, for: key, operation: operation)
             }
         } onCancel: {
             withdraw(key, waiterID: waiterID, error: CancellationError())
@@ -161,9 +158,10 @@ public actor RequestCoalescer<Key: Hashable & Sendable, Value: Sendable> {
     /// resumed at once when its task was cancelled already.
     @inline(never)  // its temporaries stay off the async frame of `run`, which every waiter's task holds
     private nonisolated func enter<Operation: FlightOperation<Value>>(
-        _ waiter: Table.Waiter, id waiterID: UInt64, tag: UInt64, for key: Key, bound: WaitBound?,
-        operation: Operation
+        _ waiter: Table.Waiter, id waiterID: UInt64, tag: UInt64, for key: Key, operation: Operation
     ) -> Table.Registration {
+        // Read before the lock: a bound reads the clock.
+        let bound = operation.waitBound()
         let (registration, attribution) = table.withLock { table in
             let (registration, attribution) = table.register(
                 waiter, id: waiterID, tag: tag, for: key, isCancelled: Task.isCancelled,
@@ -293,6 +291,17 @@ public actor RequestCoalescer<Key: Hashable & Sendable, Value: Sendable> {
     }
 }
 
+/// How long one caller waits for a flight before leaving with an error, kept on a ``DeadlineScheduler``.
+struct WaitBound: Sendable {
+    let scheduler: DeadlineScheduler
+    /// The longest wait for a flight this caller leads, or `nil` for no bound of its own.
+    let leading: Duration?
+    /// The longest wait for a flight this caller joins, or `nil` for no bound of its own.
+    let joining: Duration?
+    /// What the caller is resumed with when its bound passes.
+    let error: @Sendable (Duration) -> any Error
+}
+
 /// The work of a flight, run in the flight's task. A value rather than a closure: the coalescer is specialized for it,
 /// and `run` is `nonisolated(nonsending)`, so the flight's task enters it with no executor check (a closure is a plain
 /// async function, checked on entry and again on return: about 250 instructions per flight).
@@ -305,9 +314,16 @@ protocol FlightOperation<Value>: Sendable {
     /// default, when the flight emits no events of its own. A class, so that the flight keeps one reference: an
     /// operation kept as an existential made every read of a ``FlightTable/Flight`` go through its value witnesses.
     var eventAttribution: (any EventAttributing)? { get }
+
+    /// How long the caller that passes this operation waits for the flight it leads or joins; `nil`, the default,
+    /// for no bound. Asked once per caller, when it registers, outside the coalescer's lock.
+    func waitBound() -> WaitBound?
 }
 
 extension FlightOperation {
+    /// No bound: the caller waits until the flight answers or it is cancelled.
+    func waitBound() -> WaitBound? { nil }
+
     /// Nothing to attribute: the flight emits no events of its own.
     var eventAttribution: (any EventAttributing)? { nil }
 }
@@ -321,9 +337,12 @@ protocol EventAttributing: AnyObject, Sendable {
     func attributeEvents(to owner: UInt64?, generation: UInt64)
 }
 
-/// A flight's work given as a closure, as ``RequestCoalescer/run(_:operation:)`` takes it.
+/// A flight's work given as a closure, as ``RequestCoalescer/run(_:operation:)`` takes it, with its caller's bound.
 private struct ClosureOperation<Value: Sendable>: FlightOperation {
     let operation: @Sendable () async throws -> Value
+    let bound: WaitBound?
+
+    func waitBound() -> WaitBound? { bound }
 
     nonisolated(nonsending) func run() async throws -> Value {
         try await operation()
