@@ -77,10 +77,8 @@ public final class APIClient: Sendable {
     /// - Throws: ``APIError`` for every failure, or `CancellationError` when the calling task is cancelled.
     @inlinable @discardableResult
     public func send<T: Decodable>(_ request: APIRequest<T>) async throws -> APIResponse<T> {
-        // Inlined into the caller's module and specialized for `T`, so that no step looks up the metadata of
-        // `APIResponse<T>` at run time (four lookups, about 1,700 instructions per call). The request's fields are
-        // handed on as they are: nothing but the decoding depends on `T`, and the path of the call is not generic
-        // and stays in this module.
+        // Inlined and specialized for `T`; the path after this takes the request's fields and is not generic
+        // (Docs/Performance.md#specialization).
         let decoder = decoder(for: request.fields)
         // A fresh hit is answered by `start` itself, without a suspension point.
         let answer =
@@ -131,9 +129,7 @@ public final class APIClient: Sendable {
     /// Everything but the caller's own decoding, step by step; shared by the `send` overloads.
     ///
     /// This and the other async steps of a call are `nonisolated(nonsending)`: they run on the executor of the public
-    /// `send` that called them. A plain nonisolated async function checks its executor on entry
-    /// (`swift_task_switch`, which reads the task's executor preference under its status lock), about 300
-    /// instructions each time; measured over a call with the cache off, 27,500 → 25,800 instructions.
+    /// `send` that called them, with no executor check on entry (`Docs/Performance.md#executor-checks`).
     nonisolated(nonsending) func perform(_ request: RequestFields, id: CallID, decodingOnce shared: SharedDecoding?)
         async throws -> Exchange
     {
@@ -227,9 +223,8 @@ public final class APIClient: Sendable {
     }
 
     /// Step 3: asks the cache's plan and turns it into an answer or a call to send (a stale answer also starts its
-    /// background revalidation). Synchronous and not inlined, so that the plan's values stay on the thread's stack
-    /// and out of the async frame of ``perform(_:id:decodingOnce:)``: a caller's task holds that frame while it waits,
-    /// and a frame past the task's first slab of memory costs an allocation on every call.
+    /// background revalidation). Synchronous and not inlined, so that the plan's values stay off the async frame of
+    /// ``perform(_:id:decodingOnce:)`` (`Docs/Performance.md#async-frames`).
     @inline(never)
     private func route(
         _ request: RequestFields, _ adapted: Adapted, limits: CallLimits, authorization: Authorization?, id: CallID,
@@ -324,8 +319,7 @@ public final class APIClient: Sendable {
     /// decode it once for the callers that share decoding.
     @inline(never)  // called from the flight's task and, unshared, from `sendShared`: neither carries its frame
     nonisolated(nonsending) func runFlight(_ call: Call) async throws -> Exchange {
-        // The outgoing request is read from the call, not copied: this frame lives in the flight task beside the retry
-        // loop's, and together they must fit the task's first slab of memory.
+        // The outgoing request is read from the call, not copied (Docs/Performance.md#async-frames).
         var exchange = try await sendWithRetries(call, first: call.outgoing.request)
         // Storing, the common case, waits for nothing and runs as a plain function; a merge or an invalidation may
         // send again or wait for the disk tier. A body still arriving (a streamed shape) is recorded as it passes.

@@ -3,9 +3,8 @@ import Synchronization
 
 /// One call on its way to the network: what the steps after the cache lookup need, passed along as one reference.
 ///
-/// A class: the call is handed to the flight's closure and from frame to frame of the retry loop, and as a struct of
-/// 280 bytes (mostly its authorization) every copy made those async frames larger. A flight task whose frames outgrow
-/// the task's first slab of memory allocates more from the heap, on every call.
+/// A class: the call is handed to the flight's closure and from frame to frame of the retry loop, and one reference
+/// keeps those async frames small (`Docs/Performance.md#async-frames`).
 ///
 /// It is made after the cache's plan, only for a call that sends (a fresh hit needs none), and it holds what it sends
 /// and its client: the flight's closure then captures this one reference, which Swift uses as the closure's context

@@ -4,9 +4,8 @@ import Foundation
 /// Shared by every caller of a coalesced flight; each caller decodes its own value from it.
 ///
 /// The flight's fields sit behind one reference, copied on write; only ``joined``, which differs per caller, is kept
-/// inline. An exchange passes through the flight's task, the coalescer's result and every caller's frames, and as a
-/// struct of 136 bytes each of those async frames held a copy: the flight task's frames outgrew the task's first slab
-/// of memory and allocated more from the heap on every call.
+/// inline: an exchange passes through the flight's task, the coalescer's result and every caller's frames
+/// (`Docs/Performance.md#async-frames`).
 @usableFromInline
 struct Exchange: Sendable {
     /// Whether this caller joined a flight another call led.
