@@ -36,6 +36,51 @@ struct HedgedRequestTests {
         #expect(client.metrics.upstreamCalls == 2)
     }
 
+    @Test func aRequestHedgesOnItsOwnOnAClientThatDoesNot() async throws {
+        let clock = ManualClock()
+        let transport = StubTransport { _, index in
+            guard index == 0 else { return .text(200, "copy") }
+            try await Task.sleep(for: .seconds(3_600))  // until cancelled
+            return .text(200, "first")
+        }
+        let configuration = APIClient.Configuration(
+            transport: transport, cache: nil, retryPolicy: .never, clock: clock)
+        #expect(configuration.resilience.hedging == nil, "the client does not hedge")
+        let client = APIClient(baseURL: URL(string: "https://api.test")!, configuration: configuration)
+        var request = APIRequest<Data>.get("/slow")
+        request.hedging = HedgingPolicy(delay: .fixed(.milliseconds(50)))
+        let call = Task { try await client.send(request) }
+        await clock.waitForSleeper(of: .milliseconds(50))
+        clock.advance(by: .milliseconds(50))
+
+        let response = try await call.value
+
+        #expect(String(decoding: response.value, as: UTF8.self) == "copy")
+        #expect(transport.requests.count == 2)
+        #expect(client.metrics.hedgesSent == 1)
+    }
+
+    @Test func aStreamedCallIsNeverHedged() async throws {
+        let clock = ManualClock()
+        let release = AsyncStream<Void>.makeStream()
+        let transport = StubTransport { _ in
+            for await _ in release.stream { break }
+            return .text(200, "ok")
+        }
+        var configuration = APIClient.Configuration(transport: transport, cache: nil, retryPolicy: .never, clock: clock)
+        configuration.resilience.hedging = HedgingPolicy(delay: .fixed(.milliseconds(100)))
+        let client = APIClient(baseURL: URL(string: "https://api.test")!, configuration: configuration)
+        let call = Task { try await client.stream(APIRequest<Data>.get("/slow")) }
+        while transport.requests.count < 1 { await Task.yield() }
+        for _ in 0..<200 { await Task.yield() }
+
+        #expect(!clock.pendingSleeps.contains(.milliseconds(100)), "no hedge timer for a stream")
+        release.continuation.yield()
+        _ = try await call.value
+        #expect(transport.requests.count == 1)
+        #expect(client.metrics.hedgesSent == 0)
+    }
+
     @Test func aCopyIsNotSentWhenTheBudgetIsSpent() async throws {
         let clock = ManualClock()
         let release = AsyncStream<Void>.makeStream()

@@ -234,7 +234,7 @@ public final class APIClient: Sendable {
             Call(
                 client: self, id: id, adapted: adapted, limits: limits, authorization: authorization,
                 coalescing: request.coalescing, decoding: decoding, outgoing: outgoing,
-                streamed: request.streamed)
+                streamed: request.streamed, hedging: request.hedging)
         }
         switch try plan(
             adapted, policy: request.cachePolicy, defaultFreshness: request.defaultFreshness,

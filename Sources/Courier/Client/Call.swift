@@ -25,6 +25,8 @@ final class Call: Sendable {
     /// What sets a streamed shape apart (its response's body handed over as it arrives, an upload's body); `nil` for a
     /// buffered `send`.
     let streamed: StreamedShape?
+    /// The request's own hedging, in place of the client's; `nil` follows the client's.
+    let hedging: HedgingPolicy?
     /// Whose events the steps of this call's flight are: its own, until it leaves a flight that others still wait
     /// for (see ``attributeEvents(to:generation:)``). Held while a flight's event is emitted, so that an event is
     /// either emitted before the change or carries the new owner: never after the last event of the call that left.
@@ -33,7 +35,8 @@ final class Call: Sendable {
     init(
         client: APIClient, id: CallID, adapted: Adapted, limits: CallLimits,
         authorization: APIClient.Authorization?, coalescing: CoalescingPolicy, decoding: SharedDecoding?,
-        outgoing: Outgoing, streamed: StreamedShape? = nil
+        outgoing: Outgoing, streamed: StreamedShape? = nil,
+        hedging: HedgingPolicy? = nil
     ) {
         self.client = client
         self.id = id
@@ -44,6 +47,7 @@ final class Call: Sendable {
         self.decoding = decoding
         self.outgoing = outgoing
         self.streamed = streamed
+        self.hedging = hedging
         self.eventOwner = Mutex((id, 0))
     }
 

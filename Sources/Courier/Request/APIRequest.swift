@@ -153,6 +153,13 @@ public struct APIRequest<Value>: Sendable {
         get { fields.redirectPolicy }
         set { fields.redirectPolicy = newValue }
     }
+    /// Hedged copies for this request alone (see ``HedgingPolicy``), in place of the client's
+    /// ``Resilience/hedging``; `nil` (the default) follows the client's. Only a request that may be sent twice is
+    /// hedged (an idempotent method, or an `Idempotency-Key`), and copies draw from the retry budget.
+    public var hedging: HedgingPolicy? {
+        get { fields.hedging }
+        set { fields.hedging = newValue }
+    }
 
     /// Creates a request.
     ///
@@ -235,6 +242,10 @@ struct RequestFields: Sendable {
         set { updateOptions { $0.redirectPolicy = newValue } }
     }
     /// How a streamed shape moves the call's bodies; `nil` for a buffered `send`.
+    var hedging: HedgingPolicy? {
+        get { options?.values.hedging }
+        set { updateOptions { $0.hedging = newValue } }
+    }
     var streamed: StreamedShape? {
         get { options?.values.streamed }
         set { updateOptions { $0.streamed = newValue } }
@@ -288,6 +299,7 @@ final class RequestOptions: Sendable {
         var latestWins: LatestWins?
         var redirectPolicy: RedirectPolicy?
         var streamed: StreamedShape?
+        var hedging: HedgingPolicy?
     }
 
     let values: Values

@@ -56,7 +56,9 @@ final class ClientResilience: Sendable {
     @inline(__always)
     func admit(_ request: TransportRequest, attempt: Int, call: Call) throws(APIError) -> ResilienceGrant? {
         if attempt == 1 { budget?.deposit() }
-        guard gatesEveryAttempt || trackedBreakers.load(ordering: .relaxed) > 0 else { return nil }
+        guard gatesEveryAttempt || call.hedging != nil || trackedBreakers.load(ordering: .relaxed) > 0 else {
+            return nil
+        }
         return try admitGated(request, attempt: attempt, call: call)
     }
 
@@ -124,9 +126,11 @@ final class ClientResilience: Sendable {
         // A copy helps an origin that is slow now and then, not one that is failing: while the origin has failures in
         // its breaker's window (a brownout, timeouts under overload), a copy would only add load. gRPC stops hedging
         // the same way, when failures drain its retry throttle.
-        let hedges = configuration.hedging != nil && breaker == nil && Self.isHedgeable(request)
-        guard probe != nil || limit != nil || hedges else { return nil }
-        return ResilienceGrant(origin: origin, probe: probe, place: limit, hedges: hedges)
+        // A streamed attempt is never hedged: a copy would be a second transfer of the body.
+        let policy = call.hedging ?? configuration.hedging
+        let hedging = breaker == nil && call.streamed == nil && Self.isHedgeable(request) ? policy : nil
+        guard probe != nil || limit != nil || hedging != nil else { return nil }
+        return ResilienceGrant(origin: origin, probe: probe, place: limit, hedging: hedging)
     }
 
     /// Takes a place under the origin's limit, waiting in its queue within the attempt's deadline.
@@ -188,7 +192,7 @@ final class ClientResilience: Sendable {
         _ request: TransportRequest, deadline: TransportDeadline, grant: ResilienceGrant, call: Call,
         transport: any HTTPTransport
     ) async throws -> TransportResponse {
-        guard let policy = configuration.hedging else { return try await transport.send(request, deadline: deadline) }
+        guard let policy = grant.hedging else { return try await transport.send(request, deadline: deadline) }
         let delay = origins.withLock { $0.latencies[grant.origin, default: LatencyWindow()].delay(for: policy.delay) }
         let budget = budget ?? originBudget(grant.origin)
         let instrumentation = instrumentation
@@ -223,7 +227,7 @@ final class ClientResilience: Sendable {
             }
         }
         grant.place?.release(dropped: dropped)
-        if let latency, case .percentile? = configuration.hedging?.delay, grant.hedges {
+        if let latency, case .percentile? = grant.hedging?.delay {
             origins.withLock { $0.latencies[grant.origin, default: LatencyWindow()].record(latency) }
         }
     }
@@ -331,12 +335,14 @@ final class ResilienceGrant: Sendable {
     let origin: String
     let probe: CircuitBreaker?
     let place: ConcurrencyLimit?
-    let hedges: Bool
+    /// How the attempt hedges, when it may (the request's policy, else the client's).
+    let hedging: HedgingPolicy?
+    var hedges: Bool { hedging != nil }
 
-    init(origin: String, probe: CircuitBreaker?, place: ConcurrencyLimit?, hedges: Bool) {
+    init(origin: String, probe: CircuitBreaker?, place: ConcurrencyLimit?, hedging: HedgingPolicy?) {
         self.origin = origin
         self.probe = probe
         self.place = place
-        self.hedges = hedges
+        self.hedging = hedging
     }
 }
