@@ -243,6 +243,9 @@ import Testing
 
         let call = Task { await rig.outcomes("/stall", callers: 5) }
         await rig.server.waitForHits("/stall", count: 1)
+        // Every caller waits on the flight before the clock moves: on a loaded machine a caller whose task started
+        // after the deadline passed would send a request of its own, and wait for a time that never comes.
+        for _ in 0..<100_000 where await rig.client.coalescer.waiterCount < 5 { await Task.yield() }
         try await Self.advance(rig.clock, through: [.seconds(5)])
 
         #expect(await call.value == Array(repeating: "timedOut", count: 5))
@@ -281,6 +284,8 @@ import Testing
         rig.server.route("GET", "/storm") { _ in .text("overloaded", status: 503) }
 
         let call = Task { await rig.outcomes("/storm", callers: 20) }
+        // All 20 wait on the flight (asleep before its first retry) before the clock moves; see the stall test.
+        for _ in 0..<100_000 where await rig.client.coalescer.waiterCount < 20 { await Task.yield() }
         try await Self.advance(rig.clock, through: [.milliseconds(500), .seconds(1), .seconds(2)])
 
         #expect(await call.value == Array(repeating: "unacceptableStatus(503)", count: 20))
