@@ -1,3 +1,4 @@
+import BenchmarkSupport
 import Foundation
 
 /// What the callers of the report receive.
@@ -124,31 +125,8 @@ struct Options {
         variants ?? (upstream == nil ? Variant.allCases : [.data])
     }
 
-    /// Where the report goes: `--output`, the repository's `Docs/` with `--write-docs`, or else the build folder the
-    /// report was built in (`Benchmarks/.build/reports/`), so that a run never dirties a clone.
+    /// Where the files go (see ``ReportDirectory``).
     func resolvedOutputDirectory() -> String {
-        if let outputDirectory { return outputDirectory }
-        let build = Self.buildDirectory()
-        guard writesDocs else { return build.appendingPathComponent("reports").path }
-        // Benchmarks/.build -> the repository's Docs/, whatever the working directory.
-        let docs = build.deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("Docs")
-        if FileManager.default.fileExists(atPath: docs.path) { return docs.path }
-        return FileManager.default.fileExists(atPath: "../Docs") ? "../Docs" : "Docs"
+        ReportDirectory.resolve(output: outputDirectory, writesDocs: writesDocs)
     }
-
-    /// The `.build` folder that holds this executable, or `./.build` when it runs from elsewhere.
-    private static func buildDirectory() -> URL {
-        var directory = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
-            .deletingLastPathComponent()
-        while directory.path != "/" {
-            if directory.lastPathComponent == ".build" { return directory }
-            directory.deleteLastPathComponent()
-        }
-        return URL(fileURLWithPath: ".build")
-    }
-}
-
-struct OptionError: Error, CustomStringConvertible {
-    let description: String
-    init(_ description: String) { self.description = description }
 }
