@@ -85,46 +85,29 @@ struct CircuitBreakerState: Sendable {
     }
 }
 
-/// Successes and failures of the sampling duration, in ten slots on a ring.
+/// Successes and failures of the sampling duration (``SlidingCounts``: successes first, failures second).
 struct CircuitWindow: Sendable {
-    static let slotCount = 10
-
-    private struct Slot {
-        var index: Int64 = -1
-        var successes = 0
-        var failures = 0
-    }
-
-    private let slotWidth: Int64
     private let failureRatio: Double
     private let minimumThroughput: Int
-    private var slots = [Slot](repeating: Slot(), count: slotCount)
+    private var counts: SlidingCounts
 
     init(_ configuration: CircuitBreaker.Configuration) {
-        slotWidth = max(1, configuration.samplingDuration.nanoseconds / Int64(Self.slotCount))
+        counts = SlidingCounts(window: configuration.samplingDuration)
         failureRatio = configuration.failureRatio
         minimumThroughput = configuration.minimumThroughput
     }
 
     mutating func record(_ outcome: CircuitBreaker.Outcome, now: Duration) {
-        let index = max(.zero, now).nanoseconds / slotWidth
-        let position = Int(index % Int64(Self.slotCount))
-        if slots[position].index != index { slots[position] = Slot(index: index) }
+        let slot = counts.slotIndex(now)
         switch outcome {
-        case .success: slots[position].successes += 1
-        case .failure: slots[position].failures += 1
+        case .success: counts.add(first: 1, inSlot: slot)
+        case .failure: counts.add(second: 1, inSlot: slot)
         }
     }
 
     func total(now: Duration) -> (calls: Int, failures: Int) {
-        let current = max(.zero, now).nanoseconds / slotWidth
-        var calls = 0
-        var failures = 0
-        for slot in slots where slot.index > current - Int64(Self.slotCount) && slot.index <= current {
-            calls += slot.successes + slot.failures
-            failures += slot.failures
-        }
-        return (calls, failures)
+        let (successes, failures) = counts.totals(now: now)
+        return (successes + failures, failures)
     }
 
     /// At least the minimum throughput, and a failure ratio at or above the threshold.

@@ -97,26 +97,17 @@ public final class RetryBudget: Sendable {
     }
 }
 
-/// The arithmetic of a ``RetryBudget``: deposits and withdrawals in ten slots of a tenth of the window each, on a
-/// ring. A plain value; its owner holds the lock.
+/// The arithmetic of a ``RetryBudget``: deposits and withdrawals over the window (``SlidingCounts``: deposits
+/// first, withdrawals second). A plain value; its owner holds the lock.
 struct RetryBudgetWindow: Sendable {
-    static let slotCount = 10
-
-    private struct Slot {
-        var index: Int64 = -1
-        var deposits = 0
-        var withdrawals = 0
-    }
-
-    private let slotWidth: Duration
     /// The ratio in thousandths, so that the arithmetic is exact: `0.2 × 10` is 2, never 1.999….
     private let permille: Int
     private let reserve: Int
-    private var slots = [Slot](repeating: Slot(), count: slotCount)
+    private var counts: SlidingCounts
     private var lastFold: Duration = .zero
 
     init(_ configuration: RetryBudget.Configuration) {
-        slotWidth = max(configuration.window / Self.slotCount, .nanoseconds(1))
+        counts = SlidingCounts(window: configuration.window)
         permille = Int((configuration.ratio * 1000).rounded())
         let seconds =
             Double(configuration.window.components.seconds)
@@ -129,42 +120,25 @@ struct RetryBudgetWindow: Sendable {
     mutating func fold(_ deposits: Int, now: Duration) {
         defer { lastFold = now }
         guard deposits > 0 else { return }
-        let last = slotIndex(now)
-        let first = min(slotIndex(lastFold), last)
+        let last = counts.slotIndex(now)
+        let first = min(counts.slotIndex(lastFold), last)
         let span = Int(last - first) + 1
         let each = deposits / span
-        let kept = max(first, last - Int64(Self.slotCount) + 1)
+        let kept = max(first, last - Int64(SlidingCounts.slotCount) + 1)
         if each > 0 {
-            for index in kept..<last { slots[position(index)].deposits += each }
+            for index in kept..<last { counts.add(first: each, inSlot: index) }
         }
-        slots[position(last)].deposits += deposits - each * (span - 1)
+        counts.add(first: deposits - each * (span - 1), inSlot: last)
     }
 
     mutating func withdraw(now: Duration) -> Bool {
         guard balance(now: now) > 0 else { return false }
-        slots[position(slotIndex(now))].withdrawals += 1
+        counts.add(second: 1, inSlot: counts.slotIndex(now))
         return true
     }
 
     func balance(now: Duration) -> Int {
-        let current = slotIndex(now)
-        var deposits = 0
-        var withdrawals = 0
-        for slot in slots where slot.index > current - Int64(Self.slotCount) && slot.index <= current {
-            deposits += slot.deposits
-            withdrawals += slot.withdrawals
-        }
+        let (deposits, withdrawals) = counts.totals(now: now)
         return deposits * permille / 1000 + reserve - withdrawals
-    }
-
-    private func slotIndex(_ time: Duration) -> Int64 {
-        max(.zero, time).nanoseconds / slotWidth.nanoseconds
-    }
-
-    /// Where slot `index` lives on the ring, emptied first when it still holds an older round.
-    private mutating func position(_ index: Int64) -> Int {
-        let position = Int(index % Int64(Self.slotCount))
-        if slots[position].index != index { slots[position] = Slot(index: index) }
-        return position
     }
 }
