@@ -126,14 +126,16 @@ struct HedgedRequestTests {
         #expect(client.metrics.hedgesSent == 0)
     }
 
-    @Test func onlyIdempotentRequestsAreHedged() throws {
+    @Test func onlyRequestsTheRetryPolicyMaySendTwiceAreHedged() throws {
+        // Hedges, retries and event-stream reconnections share the one rule: `RetryPolicy.mayResend`.
         let url = URL(string: "https://api.test/orders")!
-        #expect(ClientResilience.isHedgeable(TransportRequest(method: .get, url: url)))
-        #expect(ClientResilience.isHedgeable(TransportRequest(method: .put, url: url)))
-        #expect(!ClientResilience.isHedgeable(TransportRequest(method: .post, url: url)))
-        #expect(
-            ClientResilience.isHedgeable(
-                TransportRequest(method: .post, url: url, headers: ["Idempotency-Key": "order-42"])))
+        let policy = RetryPolicy.default
+        #expect(policy.mayResend(TransportRequest(method: .get, url: url)))
+        #expect(policy.mayResend(TransportRequest(method: .put, url: url)))
+        #expect(!policy.mayResend(TransportRequest(method: .post, url: url)))
+        #expect(policy.mayResend(TransportRequest(method: .post, url: url, headers: ["Idempotency-Key": "order-42"])))
+        let getsOnly = RetryPolicy(idempotentMethods: [.get])
+        #expect(!getsOnly.mayResend(TransportRequest(method: .put, url: url)))
     }
 
     @Test func anAdaptiveDelayIsThePercentileOfRecentLatencies() {

@@ -34,15 +34,15 @@ struct RetryBudgetTests {
         #expect(budget.balance == 0)  // ten seconds later the deposits and the withdrawal are gone
     }
 
-    @Test func depositsSinceTheLastWithdrawalAreSpreadOverTheTimeSince() {
+    @Test func depositsSinceTheLastFoldAreSpreadOverTheTimeSince() {
         let clock = ManualClock()
-        let budget = RetryBudget(.init(window: .seconds(10), ratio: 0.2, minimumPerSecond: 0), clock: clock)
+        let budget = RetryBudget(.init(window: .seconds(10), ratio: 1, minimumPerSecond: 0), clock: clock)
         _ = budget.balance  // folds at 0 s
-        for _ in 0..<100 { budget.deposit() }
+        for _ in 0..<15 { budget.deposit() }  // fewer than `foldEvery`: they wait unfolded
         clock.advance(by: .seconds(20))
-        // 100 deposits over 21 one-second slots: 4 each, the remainder (20) in the latest. Slots 11…20 are in the
-        // window: 9 × 4 + 20 = 56 deposits, 11 retries.
-        #expect(budget.balance == 11)
+        // 15 deposits over 20 seconds, taken as made at a steady rate: those of the first 10.1 seconds (7.6, rounded
+        // down to 7) fall before the window (100 slots of 0.1 s, the latest just begun); 8 remain.
+        #expect(budget.balance == 8)
     }
 
     @Test func aClientFailsWithTheLastOutcomeWhenTheBudgetIsSpent() async throws {

@@ -9,6 +9,8 @@ struct CallRecord: Sendable {
     let start: Duration
     let latency: Duration
     let succeeded: Bool
+    /// Why the call failed; `nil` when it succeeded.
+    let failure: FailureKind?
 }
 
 /// Counts the attempts of each call (the path names the call) on their way to the transport, hedged copies
@@ -43,13 +45,15 @@ struct RunResult: Sendable {
     let p999: Duration?
     let recovery: Duration?
     let calls: Int
+    /// Why the calls counted for the success rate failed, most frequent first.
+    let failures: String
 }
 
 enum Driver {
     /// Runs `strategy` through `scenario` at `rate` calls a second: starts calls on a fixed schedule (an open loop),
     /// injects the fault for its phase, waits for every call to end (each is bounded by its attempts' deadlines),
     /// and summarizes.
-    static func run(_ scenario: Scenario, _ strategy: Strategy, rate: Int) async throws -> RunResult {
+    static func run(_ scenario: Scenario, _ strategy: Strategy, rate: Int, timeline: Bool) async throws -> RunResult {
         let faulty = FaultSwitch(scenario.lead == .zero)
         let origin = try scenario.makeOrigin(faulty: faulty)
         defer { origin.shutdown() }
@@ -84,15 +88,15 @@ enum Driver {
                 try? await clock.sleep(until: began + interval * index)
                 group.addTask {
                     let start = clock.now
-                    var succeeded = true
+                    var failure: FailureKind?
                     do {
                         _ = try await client.send(APIRequest<Data>.get("/items/\(index)"))
                     } catch {
-                        succeeded = false
+                        failure = FailureKind(error)
                     }
                     return CallRecord(
                         index: index, start: began.duration(to: start), latency: start.duration(to: clock.now),
-                        succeeded: succeeded)
+                        succeeded: failure == nil, failure: failure)
                 }
             }
             var records: [CallRecord] = []
@@ -100,7 +104,19 @@ enum Driver {
             return records.sorted { $0.index < $1.index }
         }
         await phases.value
+        if timeline { printTimeline(records, scenario, strategy) }
         return summarize(records, scenario, strategy, counter: counter)
+    }
+
+    /// Prints, for each second of the run, how many of the calls started in it succeeded and why the others failed.
+    private static func printTimeline(_ records: [CallRecord], _ scenario: Scenario, _ strategy: Strategy) {
+        var line = "  \(scenario.name), \(strategy.rawValue), per second:"
+        for second in 0..<Int(scenario.total.seconds.rounded(.up)) {
+            let calls = records.filter { Int($0.start.seconds) == second }
+            let failures = FailureKind.summary(calls.compactMap(\.failure))
+            line += " [\(second) s: ok \(calls.filter(\.succeeded).count); \(failures)]"
+        }
+        FileHandle.standardError.write(Data((line + "\n").utf8))
     }
 
     /// Upstream requests per call and success rate over the calls started during the fault (the whole run when the
@@ -135,6 +151,6 @@ enum Driver {
             upstreamPerCall: window.isEmpty ? 0 : Double(attempts) / Double(window.count),
             successRate: window.isEmpty ? 0 : Double(window.filter(\.succeeded).count) / Double(window.count),
             p50: percentile(0.5), p99: percentile(0.99), p999: percentile(0.999), recovery: recovery,
-            calls: window.count)
+            calls: window.count, failures: FailureKind.summary(window.compactMap(\.failure)))
     }
 }

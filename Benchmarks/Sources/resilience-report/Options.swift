@@ -13,14 +13,16 @@ struct Options {
     var only: String?
     var outputDirectory: String?
     var writesDocs = false
+    var timeline = false
 
     static let usage = """
-        usage: resilience-report [--scale 1.0] [--rate 100] [--only TEXT] [--write-docs | --output DIR]
+        usage: resilience-report [--scale 1.0] [--rate 100] [--only TEXT] [--timeline] [--write-docs | --output DIR]
 
           --scale       multiply every duration (0.2 runs the whole report in about two minutes)
           --rate        calls started per second (default 100)
           --only TEXT   run only the scenarios whose name contains TEXT (outage-503, outage-refused, brownout,
                         slow-tail, overload)
+          --timeline    also print, per second of each run, how many calls succeeded and why the rest failed
           --write-docs  write the report into the repository's Docs/ (to publish it)
           --output      where resilience-report.md, .svg and .json go (default: Benchmarks/.build/reports/)
         """
@@ -47,6 +49,7 @@ struct Options {
             case "--only": options.only = try value().lowercased()
             case "--output": options.outputDirectory = try value()
             case "--write-docs": options.writesDocs = true
+            case "--timeline": options.timeline = true
             case "--help", "-h":
                 print(usage)
                 exit(0)

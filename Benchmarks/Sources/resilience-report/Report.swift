@@ -60,23 +60,32 @@ struct Report {
             - **no retries**: `RetryPolicy.never`, `Resilience.off`.
             - **3 attempts**: Alamofire's `RetryPolicy` defaults (0.5 s × 2ⁿ, no jitter), `Resilience.off`.
 
+            Scenarios: the outages and the brownout follow one retry-budget window (10 s × scale) of healthy calls, as
+            in a service that has been running; the brownout fails exactly 30 % of requests (6 of every 20 the origin
+            receives, at places a hash picks); the overload lasts 30 s × scale, long enough for the origin's queue to
+            pass the calls' deadline (after about 7.5 s) and stay there.
+
             Upstream requests per call and success rate count the calls started while the fault was on (the whole
             run for the slow tail and overload); upstream requests are the attempts handed to the transport, hedged
             copies and refused connections included. Latencies are of successful calls over the whole run. Recovery
             is the time from the origin healing to the first quarter second of calls of which at least 95 % succeeded.
+            Failed calls are those counted for the success rate, by the error they ended with: `status` (the origin's
+            5xx), `timed out`, `transport` (refused), `budget` (a retry denied, the last outcome attached),
+            `circuit open`, `shed`.
 
             ![chart](\(chart))
 
-            | scenario | strategy | upstream/call | success | p50 ms | p99 ms | p99.9 ms | recovery ms |
-            |---|---|---:|---:|---:|---:|---:|---:|
+            | scenario | strategy | upstream/call | success | p50 ms | p99 ms | p99.9 ms | recovery ms | failed calls |
+            |---|---|---:|---:|---:|---:|---:|---:|---|
 
             """
         for result in results {
             text += String(
-                format: "| %@ | %@ | %.2f | %.3f | %@ | %@ | %@ | %@ |\n", result.scenario as NSString,
+                format: "| %@ | %@ | %.2f | %.3f | %@ | %@ | %@ | %@ | %@ |\n", result.scenario as NSString,
                 result.strategy as NSString, result.upstreamPerCall, result.successRate,
                 Self.milliseconds(result.p50) as NSString, Self.milliseconds(result.p99) as NSString,
-                Self.milliseconds(result.p999) as NSString, Self.milliseconds(result.recovery) as NSString)
+                Self.milliseconds(result.p999) as NSString, Self.milliseconds(result.recovery) as NSString,
+                result.failures as NSString)
         }
         return text
     }

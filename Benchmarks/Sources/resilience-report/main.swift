@@ -26,12 +26,13 @@ var results: [RunResult] = []
 for scenario in scenarios {
     for strategy in Strategy.allCases {
         do {
-            let result = try await Driver.run(scenario, strategy, rate: options.rate)
+            let result = try await Driver.run(scenario, strategy, rate: options.rate, timeline: options.timeline)
             results.append(result)
             progress(
                 "  \(scenario.name), \(strategy.rawValue): "
                     + String(format: "%.2f upstream/call, success %.3f", result.upstreamPerCall, result.successRate)
-                    + ", p99 " + (result.p99.map { String(format: "%.1f ms", $0.milliseconds) } ?? "–"))
+                    + ", p99 " + (result.p99.map { String(format: "%.1f ms", $0.milliseconds) } ?? "–")
+                    + "; failures: \(result.failures)")
         } catch {
             progress("  \(scenario.name) \(strategy.rawValue): could not run: \(error)")
             exit(1)

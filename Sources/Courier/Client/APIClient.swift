@@ -60,7 +60,8 @@ public final class APIClient: Sendable {
         self.instrumentation = Instrumentation(
             log: log, redaction: Redaction(scope.credentials), observers: configuration.observers)
         self.resilience = ClientResilience(
-            configuration.resilience, clock: configuration.clock, instrumentation: instrumentation)
+            configuration.resilience, retryPolicy: configuration.retryPolicy, clock: configuration.clock,
+            instrumentation: instrumentation)
     }
 
     // MARK: Sending Requests

@@ -11,6 +11,9 @@ import Synchronization
 /// once an origin has failed within the breaker's window, or when the client hedges or limits concurrency.
 final class ClientResilience: Sendable {
     let configuration: Resilience
+    /// The client's retry policy, whose rule of what may be sent twice (``RetryPolicy/mayResend(_:)``) decides what
+    /// may be hedged, as it decides what may be retried and which event streams reconnect.
+    let retryPolicy: RetryPolicy
     private let clock: any Clock<Duration>
     private let instrumentation: Instrumentation
     /// The client's budget (``Resilience/BudgetScope/client``), or `nil`.
@@ -29,8 +32,12 @@ final class ClientResilience: Sendable {
         var latencies: [String: LatencyWindow] = [:]
     }
 
-    init(_ configuration: Resilience, clock: any Clock<Duration>, instrumentation: Instrumentation) {
+    init(
+        _ configuration: Resilience, retryPolicy: RetryPolicy, clock: any Clock<Duration>,
+        instrumentation: Instrumentation
+    ) {
         self.configuration = configuration
+        self.retryPolicy = retryPolicy
         self.clock = clock
         self.instrumentation = instrumentation
         budget =
@@ -128,7 +135,7 @@ final class ClientResilience: Sendable {
         // the same way, when failures drain its retry throttle.
         // A streamed attempt is never hedged: a copy would be a second transfer of the body.
         let policy = call.hedging ?? configuration.hedging
-        let hedging = breaker == nil && call.streamed == nil && Self.isHedgeable(request) ? policy : nil
+        let hedging = breaker == nil && call.streamed == nil && retryPolicy.mayResend(request) ? policy : nil
         guard probe != nil || limit != nil || hedging != nil else { return nil }
         return ResilienceGrant(origin: origin, probe: probe, place: limit, hedging: hedging)
     }
@@ -292,12 +299,6 @@ final class ClientResilience: Sendable {
         case .transport, .timedOut, .invalidResponse: true
         default: nil
         }
-    }
-
-    /// Methods that may be sent twice, and any request with an `Idempotency-Key`.
-    static func isHedgeable(_ request: TransportRequest) -> Bool {
-        // The rule event-stream reconnection keeps too (``RequestMethod/isIdempotent``).
-        request.method.isIdempotent || request.headers.contains("Idempotency-Key")
     }
 
     /// `scheme://host:port`, the key of an origin's state.

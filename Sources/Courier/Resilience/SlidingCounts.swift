@@ -1,7 +1,9 @@
-/// Two counts over a sliding window, kept in ten slots of a tenth of the window each, on a ring: the retry budget's
-/// deposits and withdrawals, the circuit breaker's successes and failures. A plain value; its owner holds the lock.
+/// Two counts over a sliding window, kept in slots of equal width on a ring: the retry budget's deposits and
+/// withdrawals, the circuit breaker's successes and failures. A plain value; its owner holds the lock.
 struct SlidingCounts: Sendable {
-    static let slotCount = 10
+    /// How many slots the window is cut into: the window a total covers is between `slotCount - 1` and `slotCount`
+    /// slots long.
+    let slotCount: Int
 
     private struct Slot {
         var index: Int64 = -1
@@ -9,12 +11,15 @@ struct SlidingCounts: Sendable {
         var second = 0
     }
 
-    private let slotWidth: Int64
-    private var slots = [Slot](repeating: Slot(), count: slotCount)
+    /// How long one slot lasts, in nanoseconds.
+    let slotWidth: Int64
+    private var slots: [Slot]
 
-    /// Counts over `window`, to the nanosecond.
-    init(window: Duration) {
-        slotWidth = max(1, window.nanoseconds / Int64(Self.slotCount))
+    /// Counts over `window`, in `slotCount` slots (at least 1).
+    init(window: Duration, slotCount: Int = 10) {
+        self.slotCount = max(1, slotCount)
+        slotWidth = max(1, window.nanoseconds / Int64(self.slotCount))
+        slots = [Slot](repeating: Slot(), count: self.slotCount)
     }
 
     /// The slot `time` falls in.
@@ -24,7 +29,7 @@ struct SlidingCounts: Sendable {
 
     /// Adds to the counts of slot `index`, emptying it first when it still holds an older round of the ring.
     mutating func add(first: Int = 0, second: Int = 0, inSlot index: Int64) {
-        let position = Int(index % Int64(Self.slotCount))
+        let position = Int(index % Int64(slotCount))
         if slots[position].index != index { slots[position] = Slot(index: index) }
         slots[position].first += first
         slots[position].second += second
@@ -34,7 +39,7 @@ struct SlidingCounts: Sendable {
     func totals(now: Duration) -> (first: Int, second: Int) {
         let current = slotIndex(now)
         var totals = (first: 0, second: 0)
-        for slot in slots where slot.index > current - Int64(Self.slotCount) && slot.index <= current {
+        for slot in slots where slot.index > current - Int64(slotCount) && slot.index <= current {
             totals.first += slot.first
             totals.second += slot.second
         }

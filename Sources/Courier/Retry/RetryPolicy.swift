@@ -119,7 +119,7 @@ public struct RetryPolicy: Sendable {
             guard case .retry(let delay) = decide(context) else { return .doNotRetry }
             return .retry(after: delay.saturatedDelay)
         }
-        guard isRetryable(context.request) else { return .doNotRetry }
+        guard mayResend(context.request) else { return .doNotRetry }
         switch context.outcome {
         case .response(let response):
             guard retryableStatusCodes.contains(response.statusCode) else { return .doNotRetry }
@@ -158,11 +158,14 @@ public struct RetryPolicy: Sendable {
     }
 
     /// Whether `request` may be sent twice: its method is one of ``idempotentMethods``, or it carries an
-    /// `Idempotency-Key`. The client asks this before any policy, a custom one included, and before a hedge.
-    func mayResend(_ request: TransportRequest) -> Bool { isRetryable(request) }
+    /// `Idempotency-Key`. The one rule for everything that sends a request again: the client asks it before any
+    /// policy (a custom one included), before a hedge, and before an event stream reconnects.
+    func mayResend(_ request: TransportRequest) -> Bool {
+        mayResend(method: request.method, headers: request.headers)
+    }
 
-    private func isRetryable(_ request: TransportRequest) -> Bool {
-        idempotentMethods.contains(request.method) || request.headers.contains("Idempotency-Key")
+    func mayResend(method: RequestMethod, headers: HeaderFields) -> Bool {
+        idempotentMethods.contains(method) || headers.contains("Idempotency-Key")
     }
 
     private func isTransient(_ error: APIError) -> Bool {

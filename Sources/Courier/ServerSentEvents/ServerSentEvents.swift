@@ -172,9 +172,10 @@ public struct ServerSentEvents: AsyncSequence, Sendable {
 }
 
 extension ServerSentEvents {
-    /// Whether a dropped connection may be opened again: only for a request that may be sent twice.
+    /// Whether a dropped connection may be opened again: only for a request the client may send twice, by the rule
+    /// retries and hedges keep (``RetryPolicy/mayResend(_:)``).
     var mayReconnect: Bool {
-        request.method.isIdempotent || request.headers.contains("Idempotency-Key")
+        client.configuration.retryPolicy.mayResend(method: request.method, headers: request.headers)
     }
 }
 
