@@ -25,8 +25,15 @@ final class RecentURLs: Sendable {
     ///
     /// A class: a call reads an entry out of the table and drops it, and as a struct of five fields that retained and
     /// released each of them.
+    ///
+    /// A URL the client wrote itself on a base in normal form (a relative path, escaped, and query items, encoded) is
+    /// kept as its text and parsed into a `URL` only when something reads ``url`` (a transport that sends through
+    /// `URLSession`, a redirect, an error): the cache and the coalescing key read the text, and `URL(string:)` cost
+    /// about 4,200 instructions and 3 allocations of a call to a new URL. The parsed URL is kept, so that every
+    /// request built from the entry parses it at most once between them.
     final class Entry: Sendable {
-        let url: URL
+        /// The URL, or the text it is parsed from when first read.
+        private let location: Locked<Location>
         /// The URL's normalized text, with its hash.
         let text: URLText
         /// What the entry is kept under.
@@ -34,23 +41,61 @@ final class RecentURLs: Sendable {
         /// The request a plain `GET` of this URL built, once one was sent; see ``PlainGET``.
         let plainGET: PlainGET?
 
+        /// A URL as parsed, or as text still to be parsed.
+        enum Location: Sendable {
+            case parsed(URL)
+            /// An absolute URL's text that `URL(string:)` accepts: built by the client from a base URL in normal
+            /// form, an escaped path and encoded query items.
+            case text(String)
+        }
+
         /// - Parameter normalizedText: The URL's normalized text when the caller knows it already; `nil` to
         ///   normalize it here.
         convenience init(_ url: URL, normalizedText: URLText? = nil, key: Key) {
             self.init(
-                url: url, text: normalizedText ?? URLText(RequestKey.normalize(url)), key: key, plainGET: nil)
+                location: Locked(.parsed(url)), text: normalizedText ?? URLText(RequestKey.normalize(url)), key: key,
+                plainGET: nil)
         }
 
-        private init(url: URL, text: URLText, key: Key, plainGET: PlainGET?) {
-            self.url = url
+        /// An entry for the URL whose text, in normal form, is `text`; parsed when ``url`` is first read.
+        convenience init(unparsed text: URLText, key: Key) {
+            self.init(location: Locked(.text(text.text)), text: text, key: key, plainGET: nil)
+        }
+
+        private init(location: Locked<Location>, text: URLText, key: Key, plainGET: PlainGET?) {
+            self.location = location
             self.text = text
             self.key = key
             self.plainGET = plainGET
         }
 
-        /// The same entry with `plainGET` kept beside it.
+        /// The URL, parsed now if it was kept as text.
+        var url: URL {
+            location.withLock { location in
+                switch location {
+                case .parsed(let url):
+                    return url
+                case .text(let text):
+                    // The text was written from parts that each parse (see `Location.text`); the fallback only keeps
+                    // a mistake there from trapping.
+                    let url = URL(string: text) ?? Self.invalid
+                    location = .parsed(url)
+                    return url
+                }
+            }
+        }
+
+        /// Whether ``url`` was parsed already (for tests).
+        var isParsed: Bool {
+            location.withLock { if case .parsed = $0 { true } else { false } }
+        }
+
+        /// What an unparsable text would read as: never reached, see ``url``.
+        private static var invalid: URL { URL(fileURLWithPath: "/") }
+
+        /// The same entry with `plainGET` kept beside it; both share one parsed URL.
         func keeping(_ plainGET: PlainGET) -> Entry {
-            Entry(url: url, text: text, key: key, plainGET: plainGET)
+            Entry(location: location, text: text, key: key, plainGET: plainGET)
         }
     }
 
