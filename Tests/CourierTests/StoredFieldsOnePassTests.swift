@@ -10,12 +10,16 @@ import Testing
     private static let lists: [HeaderFields] = [
         ["Date": "Thu, 26 Nov 2026 13:00:00 GMT", "ETag": "\"a\"", "Content-Type": "application/json"],
         [
-            "Server": "nginx", "Date": "Thu, 26 Nov 2026 13:00:00 GMT", "Last-Modified": "Thu, 26 Nov 2026 12:00:00 GMT",
+            "Server": "nginx", "Date": "Thu, 26 Nov 2026 13:00:00 GMT",
+            "Last-Modified": "Thu, 26 Nov 2026 12:00:00 GMT",
             "Connection": "keep-alive", "ETag": "\"6745f0a0-dd\"", "Accept-Ranges": "bytes",
         ],
         ["Set-Cookie": "id=1", "Cache-Control": "max-age=60", "Age": "3", "Vary": "Accept", "Vary": "Accept-Language"],
         // `Connection` lists fields to remove, before and after it.
-        ["Expires": "0", "Connection": "close, expires, x-trace", "X-Trace": "t", "Date": "Thu, 26 Nov 2026 13:00:00 GMT"],
+        [
+            "Expires": "0", "Connection": "close, expires, x-trace", "X-Trace": "t",
+            "Date": "Thu, 26 Nov 2026 13:00:00 GMT",
+        ],
         ["ETag": "\"b\"", "Connection": " Keep-Alive ", "Keep-Alive": "timeout=5", "Transfer-Encoding": "chunked"],
         ["Connection": "etag", "ETag": "\"c\"", "Content-Range": "bytes 0-1/2"],
         // A credential the server hands out, by the policy's name.

@@ -78,9 +78,12 @@ public struct TransportRequest: Sendable, Hashable {
 
     /// A request to the URL a client built, which is parsed only if something reads ``url`` (see
     /// ``RecentURLs/Entry``); its normalized text is kept as ``urlText``.
-    init(method: RequestMethod, target: RecentURLs.Entry, headers: HeaderFields, body: Data?, credentials: CredentialPolicy)
-    {
-        storage = Storage(method: method, location: .built(target), headers: headers, body: body, credentials: credentials)
+    init(
+        method: RequestMethod, target: RecentURLs.Entry, headers: HeaderFields, body: Data?,
+        credentials: CredentialPolicy
+    ) {
+        storage = Storage(
+            method: method, location: .built(target), headers: headers, body: body, credentials: credentials)
         storage.urlText = target.text
     }
 
