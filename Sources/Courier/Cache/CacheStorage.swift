@@ -94,6 +94,7 @@ struct CacheStorage {
 
     init(limits: Limits) {
         self.limits = limits
+        index = VariantIndex(expecting: limits.maxEntries)
     }
 
     /// The stored variants for `url` and `partition`, most recently stored first: matching them against a request's
@@ -270,7 +271,7 @@ struct CacheStorage {
         freeSlots = []
         newest = nil
         oldest = nil
-        index = VariantIndex()
+        index = VariantIndex(expecting: limits.maxEntries)
         count = 0
         totalBytes = 0
     }

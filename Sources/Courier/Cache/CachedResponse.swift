@@ -134,9 +134,8 @@ public struct CachedResponse: Sendable {
         response: TransportResponse, request: TransportRequest, requestTime: Date, responseTime: Date,
         defaultFreshness: TimeInterval?
     ) {
-        let headers = Self.storedHeaders(response.headers, credentials: request.credentials)
+        let (headers, fields) = StoredFields.stored(response.headers, credentials: request.credentials)
         let stored = TransportResponse(statusCode: response.statusCode, headers: headers, body: response.body)
-        let fields = StoredFields(headers)
         let directives = CacheControl.parse(fields.cacheControl)
         let date = fields.date.flatMap { HTTPDate.parse($0, now: responseTime) }
         let dateValue = date ?? responseTime  // RFC 9110 §6.6.1: a recipient with a clock supplies the Date.

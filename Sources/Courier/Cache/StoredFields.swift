@@ -15,18 +15,54 @@ struct StoredFields {
     var contentRange: String?
 
     init(_ headers: HeaderFields) {
-        for field in headers.fields {
-            switch Name(field.canonicalName) {
-            case .cacheControl: cacheControl.append(field.value)
-            case .age: age.append(field.value)
-            case .vary: vary.append(field.value)
-            case .date: Self.add(field.value, to: &date)
-            case .lastModified: Self.add(field.value, to: &lastModified)
-            case .expires: Self.add(field.value, to: &expires)
-            case .etag: Self.add(field.value, to: &etag)
-            case .contentRange: Self.add(field.value, to: &contentRange)
-            case nil: break
+        for index in headers.fields.indices { gather(headers.fields[index]) }
+    }
+
+    private init() {}
+
+    /// The fields `headers` keeps when it is stored (``CachedResponse/storedHeaders(_:credentials:)``), and those
+    /// fields gathered, in one pass over them: as two passes (the fields to remove, then the fields to read), each
+    /// field was visited three times, with its strings retained and released on each visit, about a fifth of storing
+    /// a response.
+    static func stored(_ headers: HeaderFields, credentials: CredentialPolicy) -> (HeaderFields, StoredFields) {
+        let fields = headers.fields
+        var gathered = StoredFields()
+        var kept: [HeaderFields.Field] = []
+        var removesAny = false
+        for index in fields.indices {
+            guard CachedResponse.isRemoved(fields[index].canonicalName, credentials) else {
+                if removesAny { kept.append(fields[index]) }
+                gathered.gather(fields[index])
+                continue
             }
+            // A `Connection` that lists fields (other than `keep-alive`, which is never stored) removes them wherever
+            // they are, before or after it: the fields are then filtered first and gathered after.
+            if fields[index].hasName("connection"), !CachedResponse.isKeepAlive(fields[index].value) {
+                let stored = CachedResponse.storedHeaders(headers, credentials: credentials)
+                return (stored, StoredFields(stored))
+            }
+            if !removesAny {
+                removesAny = true
+                kept.reserveCapacity(fields.count - 1)
+                kept.append(contentsOf: fields[..<index])
+            }
+        }
+        return (removesAny ? HeaderFields(fields: kept) : headers, gathered)
+    }
+
+    /// Takes `field`'s value if it is one of the fields gathered.
+    @inline(__always)
+    private mutating func gather(_ field: HeaderFields.Field) {
+        switch Name(field.canonicalName) {
+        case .cacheControl: cacheControl.append(field.value)
+        case .age: age.append(field.value)
+        case .vary: vary.append(field.value)
+        case .date: Self.add(field.value, to: &date)
+        case .lastModified: Self.add(field.value, to: &lastModified)
+        case .expires: Self.add(field.value, to: &expires)
+        case .etag: Self.add(field.value, to: &etag)
+        case .contentRange: Self.add(field.value, to: &contentRange)
+        case nil: break
         }
     }
 

@@ -23,9 +23,10 @@ extension APIClient {
         if isPlainGET, let plain = target.plainGET {
             return BuiltRequest(request: plain.request, isTrusted: plain.isTrusted, sharingKey: plain.sharingKey)
         }
-        let url = target.url
+        // A URL the client built on its base is not parsed here (see ``RecentURLs/Entry``): only an absolute one, whose
+        // origin decides what it may receive, is read as a `URL`.
         let isAbsolute = URLBuilder.isAbsolute(request.path)
-        let isTrusted = !isAbsolute || scope.trusts(url)
+        let isTrusted = !isAbsolute || scope.trusts(target.url)
         var headers = request.headers
         headers.addMissing(
             from: isTrusted || request.sendsCredentialsToAnyOrigin ? configuration.headers : scope.untrustedHeaders)
@@ -54,13 +55,12 @@ extension APIClient {
         }
         try headers.validate()
         var built = TransportRequest(
-            method: request.method, url: url, headers: headers, body: body, credentials: scope.credentials)
+            method: request.method, target: target, headers: headers, body: body, credentials: scope.credentials)
         if let upload { built.streamedBody = upload }
         built.redirectPolicy = request.redirectPolicy ?? configuration.redirectPolicy
-        built.keepURLText(target.text)
         // No credential in clear text to another machine (its own, the defaults', the token to come); for a relative
         // path that is one flag worked out with the client.
-        if isAbsolute ? !scope.allowsCleartext && Cleartext.isExposed(url) : scope.baseIsExposed {
+        if isAbsolute ? !scope.allowsCleartext && Cleartext.isExposed(target.url) : scope.baseIsExposed {
             try scope.refuseCleartextCredentials(
                 in: built, exposed: true, authorized: willAuthorize(request, isTrusted: isTrusted))
         }

@@ -13,11 +13,13 @@ public struct TransportRequest: Sendable, Hashable {
     }
     /// The absolute URL of the target resource.
     public var url: URL {
-        get { storage.fields.url }
+        get { storage.fields.location.url }
         _modify {
             let storage = uniqueStorage()
             storage.urlText = nil
-            yield &storage.fields.url
+            var url = storage.fields.location.url
+            defer { storage.fields.location = .url(url) }
+            yield &url
         }
     }
     /// The header fields to send.
@@ -71,7 +73,18 @@ public struct TransportRequest: Sendable, Hashable {
         method: RequestMethod = .get, url: URL, headers: HeaderFields = [:], body: Data? = nil,
         credentials: CredentialPolicy = .standard
     ) {
-        storage = Storage(method: method, url: url, headers: headers, body: body, credentials: credentials)
+        storage = Storage(method: method, location: .url(url), headers: headers, body: body, credentials: credentials)
+    }
+
+    /// A request to the URL a client built, which is parsed only if something reads ``url`` (see
+    /// ``RecentURLs/Entry``); its normalized text is kept as ``urlText``.
+    init(
+        method: RequestMethod, target: RecentURLs.Entry, headers: HeaderFields, body: Data?,
+        credentials: CredentialPolicy
+    ) {
+        storage = Storage(
+            method: method, location: .built(target), headers: headers, body: body, credentials: credentials)
+        storage.urlText = target.text
     }
 
     /// The URL as the cache and the coalescing key compare it (``RequestKey/normalize(_:)``): kept from when the
@@ -118,7 +131,7 @@ extension TransportRequest {
     fileprivate final class Storage: @unchecked Sendable {
         struct Fields: Hashable {
             var method: RequestMethod
-            var url: URL
+            var location: Location
             var headers: HeaderFields
             var body: Data?
             var streamedBody: StreamedBody?
@@ -133,8 +146,10 @@ extension TransportRequest {
         /// the URL changes.
         @exclusivity(unchecked) var urlText: URLText?
 
-        init(method: RequestMethod, url: URL, headers: HeaderFields, body: Data?, credentials: CredentialPolicy) {
-            fields = Fields(method: method, url: url, headers: headers, body: body, credentials: credentials)
+        init(
+            method: RequestMethod, location: Location, headers: HeaderFields, body: Data?, credentials: CredentialPolicy
+        ) {
+            fields = Fields(method: method, location: location, headers: headers, body: body, credentials: credentials)
         }
 
         private init(fields: Fields, urlText: URLText?) {
@@ -169,5 +184,30 @@ extension TransportRequest: CustomStringConvertible, CustomReflectable {
                     ?? body.map { "\($0.count) bytes" } ?? "none",
             ],
             displayStyle: .struct)
+    }
+}
+
+extension TransportRequest {
+    /// Where a request's URL comes from: a `URL` as given, or the entry of a URL the client built, parsed only when
+    /// read. Equal when the URLs are.
+    fileprivate enum Location: Hashable {
+        case url(URL)
+        case built(RecentURLs.Entry)
+
+        var url: URL {
+            switch self {
+            case .url(let url): url
+            case .built(let entry): entry.url
+            }
+        }
+
+        static func == (lhs: Location, rhs: Location) -> Bool {
+            if case .built(let left) = lhs, case .built(let right) = rhs, left.text == right.text { return true }
+            return lhs.url == rhs.url
+        }
+
+        func hash(into hasher: inout Hasher) {
+            hasher.combine(url)
+        }
     }
 }

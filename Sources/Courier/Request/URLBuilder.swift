@@ -28,14 +28,20 @@ enum URLBuilder {
         // The text's hash is computed once, here: for the lookup, the entry's key and its normalized text.
         let textKey = query.isEmpty ? nil : URLText(text)
         if let textKey, let known = recent?.url(forText: textKey) { return (known, true) }
+        let key = textKey.map(RecentURLs.Key.text) ?? .path(path)
+        // A URL built on a base already in normal form is in normal form too (a path and a query are never
+        // normalized, and neither may carry a fragment): its text is its key, with no pass over its bytes. It is
+        // also valid by construction (the base parsed, the path is escaped, the items encoded), so it is parsed only
+        // when something reads it as a `URL` (see ``RecentURLs/Entry``).
+        if !isAbsolute, base.isNormalized {
+            let entry = RecentURLs.Entry(unparsed: textKey ?? URLText(text), key: key)
+            recent?.remember(entry)
+            return (entry, false)
+        }
         guard let url = URL(string: text), !isAbsolute || url.host != nil else {
             throw .invalidRequest(.invalidURL(text))
         }
-        // A URL built on a base already in normal form is in normal form too (a path and a query are never
-        // normalized, and neither may carry a fragment): its text is its key, with no pass over its bytes.
-        let normalized = !isAbsolute && base.isNormalized ? textKey ?? URLText(text) : nil
-        let entry = RecentURLs.Entry(
-            url, normalizedText: normalized, key: textKey.map(RecentURLs.Key.text) ?? .path(path))
+        let entry = RecentURLs.Entry(url, key: key)
         recent?.remember(entry)
         return (entry, false)
     }

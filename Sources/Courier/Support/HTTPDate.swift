@@ -86,6 +86,7 @@ enum HTTPDate {
 
     /// Dispatches on the shape of the leading weekday name to one of the three grammars.
     private static func parse(bytes: UnsafeBufferPointer<UInt8>, now: Date) -> Date? {
+        if let date = imfFixdate(bytes) { return date }
         var lower = 0
         var upper = bytes.count
         while lower < upper, isWhitespace(bytes[lower]) { lower += 1 }
@@ -109,6 +110,38 @@ enum HTTPDate {
         }
         guard let components, cursor.isAtEnd else { return nil }
         return date(from: components)
+    }
+
+    /// The common case, an IMF-fixdate of exactly 29 bytes with nothing around it (what servers send, RFC 9110
+    /// §5.6.7), read at fixed offsets: `Sun, 06 Nov 1994 08:49:37 GMT`. `nil` for anything else, which the general
+    /// parser then reads (and may still accept, or reject); where this accepts, it gives what the general parser
+    /// gives. Reading the fields through the cursor cost about 600 instructions a date, and a stored response has two
+    /// or three dates.
+    private static func imfFixdate(_ bytes: UnsafeBufferPointer<UInt8>) -> Date? {
+        guard bytes.count == 29, bytes[3] == UInt8(ascii: ","), bytes[4] == UInt8(ascii: " "),
+            bytes[7] == UInt8(ascii: " "), bytes[11] == UInt8(ascii: " "), bytes[16] == UInt8(ascii: " "),
+            bytes[19] == UInt8(ascii: ":"), bytes[22] == UInt8(ascii: ":"), bytes[25] == UInt8(ascii: " "),
+            isShortDayName(UnsafeBufferPointer(rebasing: bytes[0..<3])),
+            let month = monthNumber(UnsafeBufferPointer(rebasing: bytes[8..<11])),
+            bytes[26] | 0x20 == UInt8(ascii: "g"), bytes[27] | 0x20 == UInt8(ascii: "m"),
+            bytes[28] | 0x20 == UInt8(ascii: "t"),
+            let day = fixedDigits(bytes, 5, 2), let year = fixedDigits(bytes, 12, 4),
+            let hour = fixedDigits(bytes, 17, 2), let minute = fixedDigits(bytes, 20, 2),
+            let second = fixedDigits(bytes, 23, 2)
+        else { return nil }
+        return date(from: Components(year: year, month: month, day: day, hour: hour, minute: minute, second: second))
+    }
+
+    /// The value of the `count` ASCII digits at `offset` (at most 4, inside `bytes`), or `nil` if one is not a digit.
+    @inline(__always)
+    private static func fixedDigits(_ bytes: UnsafeBufferPointer<UInt8>, _ offset: Int, _ count: Int) -> Int? {
+        var value = 0
+        for index in offset..<(offset + count) {
+            let digit = bytes[index] &- UInt8(ascii: "0")
+            guard digit < 10 else { return nil }
+            value = value * 10 + Int(digit)
+        }
+        return value
     }
 
     /// `date1 SP time-of-day SP GMT` where `date1 = day SP month SP year` (2, 3 and 4 characters).
