@@ -30,7 +30,7 @@ struct RetryBudgetBrownoutTests {
     }
 
     /// A burst of 320 calls, then quiet: 10 s after the burst its deposits are gone, whenever the budget looks next.
-    /// Before deposits were folded every 16 calls, the first look (here 10.5 s later) spread them over all the time
+    /// Before deposits were folded every 64 calls, the first look (here 10.5 s later) spread them over all the time
     /// since and kept 301 of them in the window: 60 retries more than the reserve.
     @Test func aBurstIsCreditedToWhenItWasMade() {
         let clock = ManualClock()
