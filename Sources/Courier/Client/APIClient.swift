@@ -139,23 +139,20 @@ public final class APIClient: Sendable {
             stepsBeforeSendingWait
             ? try await routeAuthorizing(request, id: id, decoding: shared)
             : try route(request, id: id, decoding: shared)
-        return try await send(route, for: request)
+        switch route {
+        case .answered(let answer): return try checked(answer, for: request)
+        case .send(let call): return try await send(call, for: request)
+        case .join(let joining): return try await join(joining, request, id: id, decodingOnce: shared)
+        }
     }
 
-    /// Steps 4–6 of a call whose steps 1–3 gave `route`.
-    nonisolated(nonsending) func send(_ route: Route, for request: RequestFields) async throws -> Exchange {
-        let exchange: Exchange
-        switch route {
-        case .answered(let answer):
-            exchange = answer
-        case .send(let call) where call.outgoing.fallback == nil:
-            // 4–5. Share one flight with identical callers, or send alone; the flight records the answer.
-            exchange = try await sendShared(call)
-        case .send(let call):
-            // The same, with a stored response that may stand in when the server fails. (Apart, so that the common
-            // call's task does not hold the frame of the error handling.)
-            exchange = try await sendServingStaleOnError(call)
-        }
+    /// Steps 4–6 of a call whose steps 1–3 gave `call` to send.
+    nonisolated(nonsending) func send(_ call: Call, for request: RequestFields) async throws -> Exchange {
+        // 4–5. Share one flight with identical callers, or send alone; the flight records the answer. With a stored
+        //      response that may stand in when the server fails, apart, so that the common call's task does not hold
+        //      the frame of the error handling.
+        let exchange =
+            call.outgoing.fallback == nil ? try await sendShared(call) : try await sendServingStaleOnError(call)
         // 6. Check the status, unless the caller reads every status itself; the caller decodes.
         return try checked(exchange, for: request)
     }
@@ -175,22 +172,29 @@ public final class APIClient: Sendable {
         configuration.authenticator != nil || !configuration.adapters.isEmpty
     }
 
-    /// Where step 3 leads: an answer from the cache, or a call to send.
+    /// Where step 3 leads: an answer from the cache, a call to send, or a flight in the air to join.
     enum Route {
         case answered(Exchange)
         case send(Call)
+        /// Only when asked for (`joiningSince`): see ``joining(_:_:_:limits:since:)``.
+        case join(Joining)
     }
 
     /// Steps 1–3 for a client without an authenticator or adapters, where none of them waits.
+    ///
+    /// Given `joiningSince` (when the call started), a call that would send a request whose flight is in the air is
+    /// routed to join it, without a ``Call`` (``join(_:_:id:decodingOnce:)``).
     @inline(never)  // its values stay on the thread's stack, off the async frame of `perform`
-    func route(_ request: RequestFields, id: CallID, decoding shared: SharedDecoding?) throws(APIError)
-        -> Route
-    {
+    func route(
+        _ request: RequestFields, id: CallID, decoding shared: SharedDecoding?, joiningSince start: Duration? = nil
+    ) throws(APIError) -> Route {
         // 1. Build the request: bad input fails here, and nothing is sent.
         let prepared = try prepare(request)
         let adapted = Adapted(unadapted: prepared.request, request: prepared.request, sharingKey: prepared.sharingKey)
         // 3. The cache answers, or says what to send and how to record the answer.
-        return try route(request, adapted, limits: limits(of: request), authorization: nil, id: id, decoding: shared)
+        return try route(
+            request, adapted, limits: limits(of: request), authorization: nil, id: id, decoding: shared,
+            joiningSince: start)
     }
 
     /// Steps 1–3 with an authenticator or adapters.
@@ -228,7 +232,7 @@ public final class APIClient: Sendable {
     @inline(never)
     private func route(
         _ request: RequestFields, _ adapted: Adapted, limits: CallLimits, authorization: Authorization?, id: CallID,
-        decoding shared: SharedDecoding?
+        decoding shared: SharedDecoding?, joiningSince start: Duration? = nil
     ) throws(APIError) -> Route {
         func call(_ outgoing: Outgoing, decoding: SharedDecoding?) -> Call {
             Call(
@@ -248,6 +252,12 @@ public final class APIClient: Sendable {
             return .answered(
                 Exchange(request: adapted.request, response: response, attempts: 0, source: .staleWhileRevalidate))
         case .send(let outgoing):
+            // The cache was asked first: only a call that must send may join.
+            if let start, authorization == nil,
+                let joining = joining(request, adapted, outgoing, limits: limits, since: start)
+            {
+                return .join(joining)
+            }
             return .send(call(outgoing, decoding: shared))
         }
     }
@@ -279,7 +289,7 @@ public final class APIClient: Sendable {
         // A joiner whose own request differs from the leader's in a field the response varies on (one the key
         // ignores) is not served from the flight: it sends alone.
         if coalesced.joined, !coalesced.value.serves(call.outgoing.request) { return try await runFlight(call) }
-        return joined(coalesced, call: call)
+        return joined(coalesced, id: call.id)
     }
 
     /// The key under which identical calls share a flight; `nil` when the call cannot be shared.
@@ -305,12 +315,12 @@ public final class APIClient: Sendable {
 
     /// The flight's exchange as this caller got it, counted and reported when the caller joined another's flight.
     @inline(never)  // keeps the event's temporaries off the async frame of `sendShared`
-    private func joined(_ coalesced: Coalesced<Exchange>, call: Call) -> Exchange {
+    func joined(_ coalesced: Coalesced<Exchange>, id: CallID) -> Exchange {
         var exchange = coalesced.value
         exchange.joined = coalesced.joined
         if coalesced.joined {
             instrumentation.count(.joined)
-            instrumentation.emit(call.id, .joinedFlight(leader: exchange.leader ?? call.id))
+            instrumentation.emit(id, .joinedFlight(leader: exchange.leader ?? id))
         }
         return exchange
     }
@@ -355,7 +365,7 @@ public final class APIClient: Sendable {
     }
 
     @inline(never)  // keeps the key's temporaries off the async frame of `sendShared`
-    private func coalescingKey(
+    func coalescingKey(
         for request: TransportRequest, policy: CoalescingPolicy, partition: String?, known: RequestKey? = nil,
         ignoring ignored: Set<String>? = nil
     ) -> RequestKey? {

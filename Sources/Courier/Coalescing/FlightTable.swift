@@ -196,6 +196,22 @@ struct FlightTable<Key: Hashable & Sendable, Value: Sendable> {
         return (.lead(flightID: flightID), nil)
     }
 
+    /// Whether a flight for `key` is in the table; an empty table answers without hashing the key.
+    func hasFlight(for key: Key) -> Bool {
+        !flights.isEmpty && flights.index(forKey: key) != nil
+    }
+
+    /// Adds a waiter to the flight for `key`, as ``register(_:id:tag:for:isCancelled:attributing:)`` does, but never
+    /// opens one: `nil` when there is no flight for `key` (and nothing changed).
+    mutating func join(_ waiter: Waiter, id waiterID: UInt64, tag: UInt64, for key: Key, isCancelled: Bool)
+        -> (Registration, Attribution?)?
+    {
+        if isCancelled { return (.cancelled, nil) }
+        guard let index = flights.index(forKey: key) else { return nil }
+        waiting += 1
+        return Self.join(&flights.values[index], waiter, id: waiterID, tag: tag)
+    }
+
     /// The id of the flight at `index`, read in place: a read through `flights.values` copies the whole flight.
     private mutating func id(at index: [Key: Flight].Index) -> UInt64 {
         Self.id(of: &flights.values[index])

@@ -1,0 +1,62 @@
+extension APIClient {
+    // MARK: Joining a Flight in the Air
+
+    /// A call that found the flight of its request in the air: what it needs to join it, and nothing it would need to
+    /// lead one. A joiner's work is the flight's; it has no ``Call`` (an allocation, and a reference its task would hold
+    /// and release), and its task holds none of the frames of a call on its way to the network
+    /// (`Docs/Performance.md#joining`).
+    struct Joining: Sendable {
+        /// The flight's key, as the call's request was built with it (``BuiltRequest/sharingKey``).
+        let key: RequestKey
+        /// The request the call would send, for the flight's `Vary` (``Exchange/serves(_:)``).
+        let request: TransportRequest
+        /// How long the call waits for the flight: what is left of it, and its next wait (``CallLimits/nextWait(now:)``).
+        let limit: Duration
+        /// When the call started, on the client's clock: its deadline counts from then.
+        let start: Duration
+    }
+
+    /// The flight a call that must send may join without a ``Call``: its request's flight is in the air, the call
+    /// would share it (a plain request built before, without a credential of its own, a stored response to stand in,
+    /// or a body streamed), and nobody listens to events. Anything else goes the whole way (``send(_:for:)``), where
+    /// the same guarantees hold at their full cost.
+    ///
+    /// A call whose events someone reads goes the whole way: its steps are reported there (``joined(_:id:)``).
+    @inline(never)  // its temporaries stay on the thread's stack, off the async frame of the caller's `send`
+    func joining(
+        _ request: RequestFields, _ adapted: Adapted, _ outgoing: Outgoing, limits: CallLimits, since start: Duration
+    ) -> Joining? {
+        // The key built with the request serves while the request is sent as built: not for a conditional request.
+        guard let known = adapted.sharingKey, !adapted.isPrivate, outgoing.fallback == nil, request.streamed == nil,
+            outgoing.request.sharesStorage(with: adapted.request), !instrumentation.isListening,
+            let key = coalescingKey(for: outgoing.request, policy: request.coalescing, partition: nil, known: known),
+            coalescer.isInFlight(key)
+        else { return nil }
+        return Joining(key: key, request: outgoing.request, limit: limits.nextWait(now: start), start: start)
+    }
+
+    /// Step 5 for a call that joins a flight in the air (``joining(_:_:_:limits:since:)``), then step 6: the flight's
+    /// exchange as this caller got it, status checked. The caller keeps its own cancellation and its own deadline,
+    /// counted from its start, on the flight's one timer.
+    ///
+    /// The flight may land between the look and the join, or answer a request that differs from this one in a field
+    /// its response varies on: the call then goes the whole way from step 1, as a call that found no flight does (it
+    /// asks the cache again, which the flight may just have filled).
+    nonisolated(nonsending) func join(
+        _ joining: Joining, _ request: RequestFields, id: CallID, decodingOnce shared: SharedDecoding?
+    ) async throws -> Exchange {
+        if let coalesced = try await coalescer.join(joining.key, tag: id.rawValue, deadline: deadline(of: joining)),
+            coalesced.value.serves(joining.request)
+        {
+            return try checked(joined(coalesced, id: id), for: request)
+        }
+        return try await perform(request, id: id, decodingOnce: shared)
+    }
+
+    /// The joiner's deadline on the client's scheduler.
+    private func deadline(of joining: Joining) -> JoinDeadline {
+        JoinDeadline(
+            scheduler: deadlines, at: joining.start.saturatingAdding(joining.limit), limit: joining.limit,
+            error: { APIError.timedOut($0) })
+    }
+}
