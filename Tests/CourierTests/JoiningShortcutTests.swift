@@ -26,7 +26,7 @@ import Testing
 
     /// How steps 1–3 route `request` for a call started now that may join.
     private static func route(_ request: APIRequest<Data>, on client: APIClient) throws -> APIClient.Route {
-        try client.route(request.fields, id: CallID(rawValue: 1_000), decoding: nil, joiningSince: .zero)
+        try client.route(request.fields, id: CallID(rawValue: 1_000), decoding: nil, joining: true)
     }
 
     private static func isJoin(_ route: APIClient.Route) -> Bool {
@@ -169,7 +169,8 @@ import Testing
         _ = try await leader.value
 
         // The flight is gone before this caller joins it: it leads a flight of its own.
-        let exchange = try await client.join(joining, request.fields, id: CallID(rawValue: 1_000), decodingOnce: nil)
+        let exchange = try await client.join(
+            joining, request.fields, id: CallID(rawValue: 1_000), since: .zero, decodingOnce: nil)
 
         #expect(!exchange.joined)
         #expect(exchange.response.body == Data("answer 1".utf8))

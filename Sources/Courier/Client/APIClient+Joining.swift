@@ -10,10 +10,6 @@ extension APIClient {
         let key: RequestKey
         /// The request the call would send, for the flight's `Vary` (``Exchange/serves(_:)``).
         let request: TransportRequest
-        /// How long the call waits for the flight: what is left of it, and its next wait (``CallLimits/nextWait(now:)``).
-        let limit: Duration
-        /// When the call started, on the client's clock: its deadline counts from then.
-        let start: Duration
     }
 
     /// The flight a call that must send may join without a ``Call``: its request's flight is in the air, the call
@@ -23,40 +19,50 @@ extension APIClient {
     ///
     /// A call whose events someone reads goes the whole way: its steps are reported there (``joined(_:id:)``).
     @inline(never)  // its temporaries stay on the thread's stack, off the async frame of the caller's `send`
-    func joining(
-        _ request: RequestFields, _ adapted: Adapted, _ outgoing: Outgoing, limits: CallLimits, since start: Duration
-    ) -> Joining? {
+    func joining(_ request: RequestFields, _ adapted: Adapted, _ outgoing: Outgoing) -> Joining? {
         // The key built with the request serves while the request is sent as built: not for a conditional request.
-        guard let known = adapted.sharingKey, !adapted.isPrivate, outgoing.fallback == nil, request.streamed == nil,
-            outgoing.request.sharesStorage(with: adapted.request), !instrumentation.isListening,
-            let key = coalescingKey(for: outgoing.request, policy: request.coalescing, partition: nil, known: known),
-            coalescer.isInFlight(key)
+        // Cheapest first: a call that leads (no flight in the air, most calls) pays one lock and one comparison.
+        guard let known = adapted.sharingKey, coalescer.isInFlight(known), !adapted.isPrivate,
+            outgoing.fallback == nil, request.streamed == nil, outgoing.request.sharesStorage(with: adapted.request),
+            !instrumentation.isListening,
+            let key = coalescingKey(for: outgoing.request, policy: request.coalescing, partition: nil, known: known)
         else { return nil }
-        return Joining(key: key, request: outgoing.request, limit: limits.nextWait(now: start), start: start)
+        return Joining(key: key, request: outgoing.request)
     }
 
-    /// Step 5 for a call that joins a flight in the air (``joining(_:_:_:limits:since:)``), then step 6: the flight's
-    /// exchange as this caller got it, status checked. The caller keeps its own cancellation and its own deadline,
-    /// counted from its start, on the flight's one timer.
+    /// Step 5 for a call that joins a flight in the air (``joining(_:_:_:)``), then step 6: the flight's exchange as
+    /// this caller got it, status checked. The caller keeps its own cancellation and its own deadline, counted from
+    /// `start`, when the call started, on the flight's one timer.
     ///
     /// The flight may land between the look and the join, or answer a request that differs from this one in a field
     /// its response varies on: the call then goes the whole way from step 1, as a call that found no flight does (it
     /// asks the cache again, which the flight may just have filled).
+    @inline(never)  // a frame of its own, small: the joiner's task holds it while it waits (Docs/Performance.md#joining)
     nonisolated(nonsending) func join(
-        _ joining: Joining, _ request: RequestFields, id: CallID, decodingOnce shared: SharedDecoding?
+        _ joining: Joining, _ request: RequestFields, id: CallID, since start: Duration,
+        decodingOnce shared: SharedDecoding?
     ) async throws -> Exchange {
-        if let coalesced = try await coalescer.join(joining.key, tag: id.rawValue, deadline: deadline(of: joining)),
+        let deadline = deadline(of: request, since: start)
+        if let coalesced = try await coalescer.join(joining.key, tag: id.rawValue, deadline: deadline),
             coalesced.value.serves(joining.request)
         {
             return try checked(joined(coalesced, id: id), for: request)
         }
-        return try await perform(request, id: id, decodingOnce: shared)
+        return try await performFromTheStart(request, id: id, decodingOnce: shared)
     }
 
-    /// The joiner's deadline on the client's scheduler.
-    private func deadline(of joining: Joining) -> JoinDeadline {
-        JoinDeadline(
-            scheduler: deadlines, at: joining.start.saturatingAdding(joining.limit), limit: joining.limit,
-            error: { APIError.timedOut($0) })
+    /// ``perform(_:id:decodingOnce:)``, in a frame of its own: inlined, its frame would be the joiner's.
+    @inline(never)
+    private nonisolated(nonsending) func performFromTheStart(
+        _ request: RequestFields, id: CallID, decodingOnce shared: SharedDecoding?
+    ) async throws -> Exchange {
+        try await perform(request, id: id, decodingOnce: shared)
+    }
+
+    /// The joiner's deadline on the client's scheduler: its next wait (``CallLimits/nextWait(now:)``) from `start`.
+    private func deadline(of request: RequestFields, since start: Duration) -> JoinDeadline {
+        let limit = limits(of: request, now: start).nextWait(now: start)
+        return JoinDeadline(
+            scheduler: deadlines, at: start.saturatingAdding(limit), limit: limit, error: { APIError.timedOut($0) })
     }
 }

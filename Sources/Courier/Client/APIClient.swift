@@ -130,6 +130,7 @@ public final class APIClient: Sendable {
     ///
     /// This and the other async steps of a call are `nonisolated(nonsending)`: they run on the executor of the public
     /// `send` that called them, with no executor check on entry (`Docs/Performance.md#executor-checks`).
+    @inline(never)  // inlined into `answer`, its frame would be every caller's, a joiner's too (Docs/Performance.md#joining)
     nonisolated(nonsending) func perform(_ request: RequestFields, id: CallID, decodingOnce shared: SharedDecoding?)
         async throws -> Exchange
     {
@@ -142,11 +143,13 @@ public final class APIClient: Sendable {
         switch route {
         case .answered(let answer): return try checked(answer, for: request)
         case .send(let call): return try await send(call, for: request)
-        case .join(let joining): return try await join(joining, request, id: id, decodingOnce: shared)
+        case .join(let joining):
+            return try await join(joining, request, id: id, since: deadlines.elapsed, decodingOnce: shared)
         }
     }
 
     /// Steps 4–6 of a call whose steps 1–3 gave `call` to send.
+    @inline(__always)  // in the frame of its caller: a frame of its own is one more allocation per call
     nonisolated(nonsending) func send(_ call: Call, for request: RequestFields) async throws -> Exchange {
         // 4–5. Share one flight with identical callers, or send alone; the flight records the answer. With a stored
         //      response that may stand in when the server fails, apart, so that the common call's task does not hold
@@ -176,17 +179,17 @@ public final class APIClient: Sendable {
     enum Route {
         case answered(Exchange)
         case send(Call)
-        /// Only when asked for (`joiningSince`): see ``joining(_:_:_:limits:since:)``.
+        /// Only when asked for (`joining`): see ``joining(_:_:_:)``.
         case join(Joining)
     }
 
     /// Steps 1–3 for a client without an authenticator or adapters, where none of them waits.
     ///
-    /// Given `joiningSince` (when the call started), a call that would send a request whose flight is in the air is
-    /// routed to join it, without a ``Call`` (``join(_:_:id:decodingOnce:)``).
+    /// With `joining`, a call that would send a request whose flight is in the air is routed to join it, without a
+    /// ``Call`` (``join(_:_:id:since:decodingOnce:)``).
     @inline(never)  // its values stay on the thread's stack, off the async frame of `perform`
     func route(
-        _ request: RequestFields, id: CallID, decoding shared: SharedDecoding?, joiningSince start: Duration? = nil
+        _ request: RequestFields, id: CallID, decoding shared: SharedDecoding?, joining: Bool = false
     ) throws(APIError) -> Route {
         // 1. Build the request: bad input fails here, and nothing is sent.
         let prepared = try prepare(request)
@@ -194,7 +197,7 @@ public final class APIClient: Sendable {
         // 3. The cache answers, or says what to send and how to record the answer.
         return try route(
             request, adapted, limits: limits(of: request), authorization: nil, id: id, decoding: shared,
-            joiningSince: start)
+            joining: joining)
     }
 
     /// Steps 1–3 with an authenticator or adapters.
@@ -219,11 +222,11 @@ public final class APIClient: Sendable {
         return try route(request, adapted, limits: limits, authorization: authorization, id: id, decoding: shared)
     }
 
-    /// The call's deadlines, starting now.
-    private func limits(of request: RequestFields) -> CallLimits {
+    /// The call's deadlines, starting `now` (read only when the call has a `callTimeout`).
+    func limits(of request: RequestFields, now: @autoclosure () -> Duration? = nil) -> CallLimits {
         CallLimits(
             timeout: request.timeout ?? configuration.timeout,
-            callTimeout: request.callTimeout ?? configuration.callTimeout, now: deadlines.elapsed)
+            callTimeout: request.callTimeout ?? configuration.callTimeout, now: now() ?? deadlines.elapsed)
     }
 
     /// Step 3: asks the cache's plan and turns it into an answer or a call to send (a stale answer also starts its
@@ -232,7 +235,7 @@ public final class APIClient: Sendable {
     @inline(never)
     private func route(
         _ request: RequestFields, _ adapted: Adapted, limits: CallLimits, authorization: Authorization?, id: CallID,
-        decoding shared: SharedDecoding?, joiningSince start: Duration? = nil
+        decoding shared: SharedDecoding?, joining: Bool = false
     ) throws(APIError) -> Route {
         func call(_ outgoing: Outgoing, decoding: SharedDecoding?) -> Call {
             Call(
@@ -253,9 +256,7 @@ public final class APIClient: Sendable {
                 Exchange(request: adapted.request, response: response, attempts: 0, source: .staleWhileRevalidate))
         case .send(let outgoing):
             // The cache was asked first: only a call that must send may join.
-            if let start, authorization == nil,
-                let joining = joining(request, adapted, outgoing, limits: limits, since: start)
-            {
+            if joining, authorization == nil, let joining = self.joining(request, adapted, outgoing) {
                 return .join(joining)
             }
             return .send(call(outgoing, decoding: shared))

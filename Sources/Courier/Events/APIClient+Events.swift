@@ -18,7 +18,7 @@ extension APIClient {
     /// }
     /// ```
     ///
-    /// - Important: Events are built only while someone subscribes; with no subscriber, emitting costs one lock
+    /// - Important: Events are built only while someone subscribes; with no subscriber, emitting costs one atomic
     ///   read. URLs, headers and error descriptions in events are redacted (see ``ClientEvent``). Read `events`
     ///   once per task: two tasks iterating one stream share its events (see ``EventLog/subscribe(bufferingNewest:)``).
     public var events: AsyncStream<ClientEvent> { eventLog.subscribe() }
@@ -64,7 +64,7 @@ extension APIClient {
             return .sending(Sending(call: call))
         }
         do {
-            switch try route(request, id: call.id, decoding: shared, joiningSince: call.start) {
+            switch try route(request, id: call.id, decoding: shared, joining: true) {
             case .answered(let exchange):
                 return .answered(Answer(call: call, exchange: try checked(exchange, for: request), flightEnded: nil))
             case .send(let routed):
@@ -109,7 +109,7 @@ extension APIClient {
                 if let routed = sending.routed {
                     try await send(routed, for: request)
                 } else if let joining = sending.joining {
-                    try await join(joining, request, id: call.id, decodingOnce: shared)
+                    try await join(joining, request, id: call.id, since: call.start, decodingOnce: shared)
                 } else if let latestWins = request.latestWins {
                     try await performLatestWins(latestWins, request, id: call.id, decodingOnce: shared)
                 } else {
