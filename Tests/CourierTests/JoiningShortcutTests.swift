@@ -11,7 +11,9 @@ import Testing
     private static let baseURL = URL(string: "https://api.example.com")!
 
     /// A client over a transport that holds every request until `gate` opens.
-    private static func client(_ gate: CoalescerTestKit.Gate, clock: TestClock = TestClock(), cache: ResponseCache? = nil)
+    private static func client(
+        _ gate: CoalescerTestKit.Gate, clock: TestClock = TestClock(), cache: ResponseCache? = nil
+    )
         -> (APIClient, MockTransport)
     {
         let transport = MockTransport { _, index in
@@ -136,7 +138,8 @@ import Testing
             return .text(200, "answer \(index)", headers: ["Cache-Control": "max-age=3600"])
         }
         let client = APIClient(
-            baseURL: Self.baseURL, configuration: .init(transport: transport, cache: ResponseCache(), retryPolicy: .never))
+            baseURL: Self.baseURL,
+            configuration: .init(transport: transport, cache: ResponseCache(), retryPolicy: .never))
         let request = APIRequest<Data>.get("/item")
         #expect(try await client.send(request).source == .network)
         // A reload skips the cache and flies under the same key as the plain request.

@@ -37,7 +37,8 @@ extension APIClient {
     /// The flight may land between the look and the join, or answer a request that differs from this one in a field
     /// its response varies on: the call then goes the whole way from step 1, as a call that found no flight does (it
     /// asks the cache again, which the flight may just have filled).
-    @inline(never)  // a frame of its own, small: the joiner's task holds it while it waits (Docs/Performance.md#joining)
+    // A small frame of its own, which the joiner's task holds while it waits (Docs/Performance.md#joining).
+    @inline(never)
     nonisolated(nonsending) func join(
         _ joining: Joining, _ request: RequestFields, id: CallID, since start: Duration,
         decodingOnce shared: SharedDecoding?

@@ -130,7 +130,7 @@ public final class APIClient: Sendable {
     ///
     /// This and the other async steps of a call are `nonisolated(nonsending)`: they run on the executor of the public
     /// `send` that called them, with no executor check on entry (`Docs/Performance.md#executor-checks`).
-    @inline(never)  // inlined into `answer`, its frame would be every caller's, a joiner's too (Docs/Performance.md#joining)
+    @inline(never)  // inlined into `answer`, its frame would be a joiner's too (Docs/Performance.md#joining)
     nonisolated(nonsending) func perform(_ request: RequestFields, id: CallID, decodingOnce shared: SharedDecoding?)
         async throws -> Exchange
     {

@@ -183,8 +183,9 @@ public actor RequestCoalescer<Key: Hashable & Sendable, Value: Sendable> {
             } onCancel: {
                 withdraw(key, waiterID: waiterID, error: CancellationError())
             }
-        } catch where registration == nil {
-            return nil
+        } catch {
+            guard registration != nil else { return nil }
+            throw error
         }
         guard case .joined(let flightID) = registration else { throw CancellationError() }
         return Coalesced(value: value, joined: true, flightID: flightID)
@@ -196,13 +197,17 @@ public actor RequestCoalescer<Key: Hashable & Sendable, Value: Sendable> {
     private nonisolated func enterAsJoiner(
         _ waiter: Table.Waiter, id waiterID: UInt64, tag: UInt64, for key: Key, deadline: JoinDeadline?
     ) -> Table.Registration? {
+        let bound = deadline.map {
+            (at: $0.at, Table.WaiterDeadline(waiterID: waiterID, limit: $0.limit, error: $0.error))
+        }
         let entered: (Table.Registration, Table.Attribution?)? = table.withLock { table in
             guard
-                let (registration, attribution) = table.join(
-                    waiter, id: waiterID, tag: tag, for: key, isCancelled: Task.isCancelled)
+                let (registration, attribution, timer) = table.join(
+                    waiter, id: waiterID, tag: tag, for: key, isCancelled: Task.isCancelled, deadline: bound)
             else { return nil }
-            if case .joined(let flightID) = registration, let deadline {
-                addDeadline(&table, deadline, key: key, flightID: flightID, waiterID: waiterID)
+            // The joiner's bound comes first of the flight's: the timer moves to it (see `addDeadline`).
+            if case .joined(let flightID) = registration, let timer, let scheduler = deadline?.scheduler {
+                setTimer(&table, at: timer, on: scheduler, key: key, flightID: flightID)
             }
             return (registration, attribution)
         }
@@ -348,10 +353,10 @@ public actor RequestCoalescer<Key: Hashable & Sendable, Value: Sendable> {
             outcome = .failure(error)
         }
         let waiters = table.withLock { table in
-            let waiters = table.finish(key, flightID: flightID)
+            let finished = table.finish(key, flightID: flightID)
             // The flight's timer goes with it (the scheduler's lock inside the table's, as in `addDeadline`).
-            if waiters != nil, let timer = table.removeBounds(of: flightID) { timer.scheduler.cancel(timer.entry) }
-            return waiters
+            if let timer = finished?.timer { timer.scheduler.cancel(timer.entry) }
+            return finished?.waiters
         }
         waiters?.resumeAll(with: outcome)
     }
