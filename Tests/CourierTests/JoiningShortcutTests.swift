@@ -31,6 +31,11 @@ import Testing
         try client.route(request.fields, id: CallID(rawValue: 1_000), decoding: nil, joining: true)
     }
 
+    /// The bound a `timedOut` error names; `nil` for any other error.
+    private static func timedOutAfter(_ error: APIError) -> Duration? {
+        if case .timedOut(let after) = error { after } else { nil }
+    }
+
     private static func isJoin(_ route: APIClient.Route) -> Bool {
         if case .join = route { true } else { false }
     }
@@ -78,6 +83,45 @@ import Testing
         await gate.open()
         #expect(try await leader.value.value == Data("answer 0".utf8))
         #expect(transport.callCount == 1)
+    }
+
+    @Test func aLaterJoinerWithAnEarlierDeadlineMovesTheFlightsTimer() async throws {
+        let clock = TestClock()
+        let gate = CoalescerTestKit.Gate()
+        let (client, transport) = Self.client(gate, clock: clock)
+        let leader = Task { try await client.send(APIRequest<Data>(path: "/slow", timeout: .seconds(60))) }
+        await clock.waitForSleeper(of: .seconds(60))
+        let patient = Task { try await client.send(APIRequest<Data>(path: "/slow", timeout: .seconds(5))) }
+        try await CoalescerTestKit.waitForWaiters(2, on: client.coalescer)
+        await clock.waitForSleeper(of: .seconds(5))
+        let hasty = APIRequest<Data>(path: "/slow", timeout: .seconds(1))
+        #expect(Self.isJoin(try Self.route(hasty, on: client)))
+        let hastyCall = Task { try await client.send(hasty) }
+        try await CoalescerTestKit.waitForWaiters(3, on: client.coalescer)
+        await clock.waitForSleeper(of: .seconds(1))
+
+        clock.advance(by: .seconds(1))
+        let hastyError = try await #require(throws: APIError.self) { try await hastyCall.value }
+        #expect(Self.timedOutAfter(hastyError) == .seconds(1))
+        #expect(await client.coalescer.waiterCount == 2, "the 5 s joiner and the leader still wait")
+        await clock.waitForSleeper(of: .seconds(4))
+
+        clock.advance(by: .seconds(4))
+        let patientError = try await #require(throws: APIError.self) { try await patient.value }
+        #expect(Self.timedOutAfter(patientError) == .seconds(5))
+        await gate.open()
+        #expect(try await leader.value.value == Data("answer 0".utf8))
+        #expect(transport.callCount == 1)
+    }
+
+    @Test func aJoinWithoutAFlightRegistersNothing() async throws {
+        let coalescer = RequestCoalescer<String, Int>()
+
+        let joined = try await coalescer.join("k", tag: 0, deadline: nil)
+
+        #expect(joined == nil)
+        #expect(await coalescer.waiterCount == 0)
+        #expect(await coalescer.flightCount == 0)
     }
 
     @Test func aJoinerThatIsCancelledLeavesAtOnce() async throws {
