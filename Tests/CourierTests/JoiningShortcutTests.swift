@@ -69,7 +69,7 @@ import Testing
         let joiner = Task { try await client.send(request) }
         try await CoalescerTestKit.waitForWaiters(2, on: client.coalescer)
         // The flight's one timer fires at the joiner's deadline, the earliest of its waiters'.
-        await clock.waitForSleeper(of: .seconds(1))
+        try await AuthTestKit.waitForTimer(.seconds(1), on: clock)
 
         clock.advance(by: .seconds(1))
 
@@ -93,18 +93,18 @@ import Testing
         await clock.waitForSleeper(of: .seconds(60))
         let patient = Task { try await client.send(APIRequest<Data>(path: "/slow", timeout: .seconds(5))) }
         try await CoalescerTestKit.waitForWaiters(2, on: client.coalescer)
-        await clock.waitForSleeper(of: .seconds(5))
+        try await AuthTestKit.waitForTimer(.seconds(5), on: clock)
         let hasty = APIRequest<Data>(path: "/slow", timeout: .seconds(1))
         #expect(Self.isJoin(try Self.route(hasty, on: client)))
         let hastyCall = Task { try await client.send(hasty) }
         try await CoalescerTestKit.waitForWaiters(3, on: client.coalescer)
-        await clock.waitForSleeper(of: .seconds(1))
+        try await AuthTestKit.waitForTimer(.seconds(1), on: clock)
 
         clock.advance(by: .seconds(1))
         let hastyError = try await #require(throws: APIError.self) { try await hastyCall.value }
         #expect(Self.timedOutAfter(hastyError) == .seconds(1))
         #expect(await client.coalescer.waiterCount == 2, "the 5 s joiner and the leader still wait")
-        await clock.waitForSleeper(of: .seconds(4))
+        try await AuthTestKit.waitForTimer(.seconds(4), on: clock)
 
         clock.advance(by: .seconds(4))
         let patientError = try await #require(throws: APIError.self) { try await patient.value }
