@@ -131,6 +131,7 @@ public final class APIClient: Sendable {
     ///
     /// This and the other async steps of a call are `nonisolated(nonsending)`: they run on the executor of the public
     /// `send` that called them, with no executor check on entry (`Docs/Performance.md#executor-checks`).
+    @inline(never)  // inlined into `answer`, its frame would be a joiner's too (Docs/Performance.md#joining)
     nonisolated(nonsending) func perform(_ request: RequestFields, id: CallID, decodingOnce shared: SharedDecoding?)
         async throws -> Exchange
     {
@@ -140,23 +141,22 @@ public final class APIClient: Sendable {
             stepsBeforeSendingWait
             ? try await routeAuthorizing(request, id: id, decoding: shared)
             : try route(request, id: id, decoding: shared)
-        return try await send(route, for: request)
+        switch route {
+        case .answered(let answer): return try checked(answer, for: request)
+        case .send(let call): return try await send(call, for: request)
+        case .join(let joining):
+            return try await join(joining, request, id: id, since: deadlines.elapsed, decodingOnce: shared)
+        }
     }
 
-    /// Steps 4–6 of a call whose steps 1–3 gave `route`.
-    nonisolated(nonsending) func send(_ route: Route, for request: RequestFields) async throws -> Exchange {
-        let exchange: Exchange
-        switch route {
-        case .answered(let answer):
-            exchange = answer
-        case .send(let call) where call.outgoing.fallback == nil:
-            // 4–5. Share one flight with identical callers, or send alone; the flight records the answer.
-            exchange = try await sendShared(call)
-        case .send(let call):
-            // The same, with a stored response that may stand in when the server fails. (Apart, so that the common
-            // call's task does not hold the frame of the error handling.)
-            exchange = try await sendServingStaleOnError(call)
-        }
+    /// Steps 4–6 of a call whose steps 1–3 gave `call` to send.
+    @inline(__always)  // in the frame of its caller: a frame of its own is one more allocation per call
+    nonisolated(nonsending) func send(_ call: Call, for request: RequestFields) async throws -> Exchange {
+        // 4–5. Share one flight with identical callers, or send alone; the flight records the answer. With a stored
+        //      response that may stand in when the server fails, apart, so that the common call's task does not hold
+        //      the frame of the error handling.
+        let exchange =
+            call.outgoing.fallback == nil ? try await sendShared(call) : try await sendServingStaleOnError(call)
         // 6. Check the status, unless the caller reads every status itself; the caller decodes.
         return try checked(exchange, for: request)
     }
@@ -176,22 +176,29 @@ public final class APIClient: Sendable {
         configuration.authenticator != nil || !configuration.adapters.isEmpty
     }
 
-    /// Where step 3 leads: an answer from the cache, or a call to send.
+    /// Where step 3 leads: an answer from the cache, a call to send, or a flight in the air to join.
     enum Route {
         case answered(Exchange)
         case send(Call)
+        /// Only when asked for (`joining`): see ``joining(_:_:_:)``.
+        case join(Joining)
     }
 
     /// Steps 1–3 for a client without an authenticator or adapters, where none of them waits.
+    ///
+    /// With `joining`, a call that would send a request whose flight is in the air is routed to join it, without a
+    /// ``Call`` (``join(_:_:id:since:decodingOnce:)``).
     @inline(never)  // its values stay on the thread's stack, off the async frame of `perform`
-    func route(_ request: RequestFields, id: CallID, decoding shared: SharedDecoding?) throws(APIError)
-        -> Route
-    {
+    func route(
+        _ request: RequestFields, id: CallID, decoding shared: SharedDecoding?, joining: Bool = false
+    ) throws(APIError) -> Route {
         // 1. Build the request: bad input fails here, and nothing is sent.
         let prepared = try prepare(request)
         let adapted = Adapted(unadapted: prepared.request, request: prepared.request, sharingKey: prepared.sharingKey)
         // 3. The cache answers, or says what to send and how to record the answer.
-        return try route(request, adapted, limits: limits(of: request), authorization: nil, id: id, decoding: shared)
+        return try route(
+            request, adapted, limits: limits(of: request), authorization: nil, id: id, decoding: shared,
+            joining: joining)
     }
 
     /// Steps 1–3 with an authenticator or adapters.
@@ -216,11 +223,11 @@ public final class APIClient: Sendable {
         return try route(request, adapted, limits: limits, authorization: authorization, id: id, decoding: shared)
     }
 
-    /// The call's deadlines, starting now.
-    private func limits(of request: RequestFields) -> CallLimits {
+    /// The call's deadlines, starting `now` (read only when the call has a `callTimeout`).
+    func limits(of request: RequestFields, now: @autoclosure () -> Duration? = nil) -> CallLimits {
         CallLimits(
             timeout: request.timeout ?? configuration.timeout,
-            callTimeout: request.callTimeout ?? configuration.callTimeout, now: deadlines.elapsed)
+            callTimeout: request.callTimeout ?? configuration.callTimeout, now: now() ?? deadlines.elapsed)
     }
 
     /// Step 3: asks the cache's plan and turns it into an answer or a call to send (a stale answer also starts its
@@ -229,7 +236,7 @@ public final class APIClient: Sendable {
     @inline(never)
     private func route(
         _ request: RequestFields, _ adapted: Adapted, limits: CallLimits, authorization: Authorization?, id: CallID,
-        decoding shared: SharedDecoding?
+        decoding shared: SharedDecoding?, joining: Bool = false
     ) throws(APIError) -> Route {
         func call(_ outgoing: Outgoing, decoding: SharedDecoding?) -> Call {
             Call(
@@ -249,6 +256,10 @@ public final class APIClient: Sendable {
             return .answered(
                 Exchange(request: adapted.request, response: response, attempts: 0, source: .staleWhileRevalidate))
         case .send(let outgoing):
+            // The cache was asked first: only a call that must send may join.
+            if joining, authorization == nil, let joining = self.joining(request, adapted, outgoing) {
+                return .join(joining)
+            }
             return .send(call(outgoing, decoding: shared))
         }
     }
@@ -280,7 +291,7 @@ public final class APIClient: Sendable {
         // A joiner whose own request differs from the leader's in a field the response varies on (one the key
         // ignores) is not served from the flight: it sends alone.
         if coalesced.joined, !coalesced.value.serves(call.outgoing.request) { return try await runFlight(call) }
-        return joined(coalesced, call: call)
+        return joined(coalesced, id: call.id)
     }
 
     /// The key under which identical calls share a flight; `nil` when the call cannot be shared.
@@ -306,12 +317,12 @@ public final class APIClient: Sendable {
 
     /// The flight's exchange as this caller got it, counted and reported when the caller joined another's flight.
     @inline(never)  // keeps the event's temporaries off the async frame of `sendShared`
-    private func joined(_ coalesced: Coalesced<Exchange>, call: Call) -> Exchange {
+    func joined(_ coalesced: Coalesced<Exchange>, id: CallID) -> Exchange {
         var exchange = coalesced.value
         exchange.joined = coalesced.joined
         if coalesced.joined {
             instrumentation.count(.joined)
-            instrumentation.emit(call.id, .joinedFlight(leader: exchange.leader ?? call.id))
+            instrumentation.emit(id, .joinedFlight(leader: exchange.leader ?? id))
         }
         return exchange
     }
@@ -356,7 +367,7 @@ public final class APIClient: Sendable {
     }
 
     @inline(never)  // keeps the key's temporaries off the async frame of `sendShared`
-    private func coalescingKey(
+    func coalescingKey(
         for request: TransportRequest, policy: CoalescingPolicy, partition: String?, known: RequestKey? = nil,
         ignoring ignored: Set<String>? = nil
     ) -> RequestKey? {

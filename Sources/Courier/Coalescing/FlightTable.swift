@@ -28,6 +28,9 @@ struct FlightTable<Key: Hashable & Sendable, Value: Sendable> {
         var owner: UInt64?
         /// Counts the changes of `owner`, so that the operation can tell a late report from the latest.
         var ownerChanges: UInt64 = 0
+        /// The bounds of its waiters that have one; `nil` for a flight without any. Kept in the flight, so that a joiner
+        /// adds its bound in the same access that adds it, without a second lookup.
+        var bounds: Bounds? = nil
     }
 
     /// Whose caller a flight's events belong to from now on, to hand to its operation after the critical section and
@@ -45,8 +48,7 @@ struct FlightTable<Key: Hashable & Sendable, Value: Sendable> {
         }
     }
 
-    /// The bounds of one flight's waiters, kept apart from the ``Flight`` (in ``FlightTable/bounds``) so that a flight
-    /// without any, the common case, is copied and removed as cheaply as before.
+    /// The bounds of one flight's waiters (``Flight/bounds``).
     struct Bounds: Sendable {
         /// When each waiter that has a bound of its own leaves, earliest first. Entries of waiters that left earlier
         /// stay until they reach the top or until ``FlightTable/leave(_:waiterID:policy:)`` compacts them.
@@ -162,8 +164,6 @@ struct FlightTable<Key: Hashable & Sendable, Value: Sendable> {
     }
 
     private(set) var flights: [Key: Flight] = [:]
-    /// The bounds of the flights whose waiters have some, by flight id.
-    private var bounds: [UInt64: Bounds] = [:]
     /// Kept alongside `flights` so the waiter count is O(1) instead of a sum over every flight.
     private(set) var waiting = 0
     /// Number of times a flight reported its outcome, including stale reports from abandoned flights.
@@ -194,6 +194,28 @@ struct FlightTable<Key: Hashable & Sendable, Value: Sendable> {
             id: flightID, task: nil, waiters: Waiters(first: waiterID, waiter, tag: tag), attributing: attributing(),
             owner: tag)
         return (.lead(flightID: flightID), nil)
+    }
+
+    /// Whether a flight for `key` is in the table; an empty table answers without hashing the key.
+    func hasFlight(for key: Key) -> Bool {
+        !flights.isEmpty && flights.index(forKey: key) != nil
+    }
+
+    /// Adds a waiter to the flight for `key`, as ``register(_:id:tag:for:isCancelled:attributing:)`` does, but never
+    /// opens one: `nil` when there is no flight for `key` (and nothing changed).
+    ///
+    /// A `deadline` is added to the flight's bounds in the same access; `timer` is then the time the flight's timer must
+    /// be set to (see ``addDeadline(_:_:to:flightID:)``).
+    mutating func join(
+        _ waiter: Waiter, id waiterID: UInt64, tag: UInt64, for key: Key, isCancelled: Bool,
+        deadline: (at: Duration, WaiterDeadline)?
+    ) -> (registration: Registration, attribution: Attribution?, timer: Duration?)? {
+        if isCancelled { return (.cancelled, nil, nil) }
+        guard let index = flights.index(forKey: key) else { return nil }
+        waiting += 1
+        let (registration, attribution) = Self.join(&flights.values[index], waiter, id: waiterID, tag: tag)
+        guard let (at, deadline) = deadline else { return (registration, attribution, nil) }
+        return (registration, attribution, Self.addDeadline(at, deadline, to: &flights.values[index]))
     }
 
     /// The id of the flight at `index`, read in place: a read through `flights.values` copies the whole flight.
@@ -238,9 +260,9 @@ struct FlightTable<Key: Hashable & Sendable, Value: Sendable> {
         return true
     }
 
-    /// Removes the flight if it is still the one that reported, and hands back its waiters to resume. Its timer entry
-    /// (see ``removeBounds(of:)``) is the caller's to cancel.
-    mutating func finish(_ key: Key, flightID: UInt64) -> Waiters? {
+    /// Removes the flight if it is still the one that reported, and hands back its waiters to resume, with its timer
+    /// entry, which is the caller's to cancel.
+    mutating func finish(_ key: Key, flightID: UInt64) -> (waiters: Waiters, timer: Timer?)? {
         reportedOutcomes += 1
         // An abandoned flight was removed when its last waiter left, and the key may now belong to a newer flight:
         // only the flight that is still in the table may remove the entry or resolve its waiters.
@@ -248,40 +270,40 @@ struct FlightTable<Key: Hashable & Sendable, Value: Sendable> {
         let flight = flights.remove(at: index).value
         waiting -= flight.waiters.count
         // The waiters are handed back as they are stored: copying them into an array would allocate once per flight.
-        return flight.waiters
-    }
-
-    /// Forgets a removed flight's bounds; returns its timer entry, to cancel.
-    mutating func removeBounds(of flightID: UInt64) -> Timer? {
-        guard !bounds.isEmpty else { return nil }
-        return bounds.removeValue(forKey: flightID)?.timer
+        return (flight.waiters, flight.bounds?.timer)
     }
 
     /// Adds a waiter's deadline to its flight, which the caller has just registered the waiter on (or attached its
     /// task to) under the same lock, so the flight is in the table. Returns the time the flight's timer must be set
     /// to when this deadline comes before the timer set (or none is); `nil` when the timer already fires in time.
     ///
-    /// One lookup of the flight's bounds, changed in place: every joiner with a bound comes through here.
+    /// A joiner's bound is added by ``join(_:id:tag:for:isCancelled:deadline:)`` in the access that adds the joiner.
     mutating func addDeadline(_ at: Duration, _ deadline: WaiterDeadline, to key: Key, flightID: UInt64)
         -> Duration?
     {
-        assert(flights[key]?.id == flightID, "a deadline for a flight that is not in the table")
-        func push(_ bounds: inout Bounds) -> Duration? {
-            bounds.deadlines.push(at, deadline)
-            if let timer = bounds.timer, timer.at <= at { return nil }
-            return at
+        guard let index = flights.index(forKey: key), id(at: index) == flightID else {
+            assertionFailure("a deadline for a flight that is not in the table")
+            return nil
         }
-        return push(&bounds[flightID, default: Bounds()])
+        return Self.addDeadline(at, deadline, to: &flights.values[index])
+    }
+
+    /// Adds a deadline to `flight`'s bounds, changed in place.
+    private static func addDeadline(_ at: Duration, _ deadline: WaiterDeadline, to flight: inout Flight) -> Duration? {
+        if flight.bounds == nil { flight.bounds = Bounds() }
+        flight.bounds?.deadlines.push(at, deadline)
+        if let timer = flight.bounds?.timer, timer.at <= at { return nil }
+        return at
     }
 
     /// Keeps the timer entry just set for the flight. Returns the entry it replaces, to cancel; `timer` itself when
     /// the flight is gone.
     mutating func setTimer(_ timer: Timer, for key: Key, flightID: UInt64) -> Timer? {
         guard let index = flights.index(forKey: key), id(at: index) == flightID,
-            bounds[flightID] != nil
+            flights.values[index].bounds != nil
         else { return timer }
-        let replaced = bounds[flightID]?.timer
-        bounds[flightID]?.timer = timer
+        let replaced = flights.values[index].bounds?.timer
+        flights.values[index].bounds?.timer = timer
         return replaced
     }
 
@@ -289,8 +311,10 @@ struct FlightTable<Key: Hashable & Sendable, Value: Sendable> {
     mutating func expire(_ key: Key, flightID: UInt64, now: Duration, policy: AbandonmentPolicy) -> Expiry {
         var expiry = Expiry()
         guard let index = flights.index(forKey: key), id(at: index) == flightID,
-            var flightBounds = bounds.removeValue(forKey: flightID)
+            var flightBounds = flights.values[index].bounds
         else { return expiry }
+        // Taken out, so that the heap below is changed in place rather than copied.
+        flights.values[index].bounds = nil
         flightBounds.timer = nil
         while let top = flightBounds.deadlines.peek() {
             let deadline = top.payload
@@ -310,7 +334,7 @@ struct FlightTable<Key: Hashable & Sendable, Value: Sendable> {
             return expiry
         }
         expiry.next = flightBounds.deadlines.peek()?.deadline
-        bounds[flightID] = flightBounds
+        flights.values[index].bounds = flightBounds
         return expiry
     }
 
@@ -328,18 +352,17 @@ struct FlightTable<Key: Hashable & Sendable, Value: Sendable> {
         guard policy == .cancel, flights.values[index].waiters.isEmpty else {
             // Deadlines of waiters that left are dropped once they outnumber the waiters, so a long flight that many
             // callers join and leave keeps its heap the size of the callers still waiting.
-            let flightID = flights.values[index].id
-            if let deadlines = bounds[flightID]?.deadlines.count, deadlines > Self.compactionFloor,
+            if let deadlines = flights.values[index].bounds?.deadlines.count, deadlines > Self.compactionFloor,
                 deadlines > 2 * flights.values[index].waiters.count
             {
                 let waiters = flights.values[index].waiters
-                bounds[flightID]?.deadlines.removeAll { !waiters.contains($0.waiterID) }
+                flights.values[index].bounds?.deadlines.removeAll { !waiters.contains($0.waiterID) }
             }
             return (waiter, nil, nil, attribution)
         }
         // Remove before cancelling so a caller arriving next starts a fresh flight instead of joining a dying one.
         let flight = flights.remove(at: index).value
-        return (waiter, flight.task, removeBounds(of: flight.id), attribution)
+        return (waiter, flight.task, flight.bounds?.timer, attribution)
     }
 
     /// Below this many deadlines a flight's heap is never compacted.

@@ -154,6 +154,72 @@ public actor RequestCoalescer<Key: Hashable & Sendable, Value: Sendable> {
         }
     }
 
+    // MARK: Joining Without an Operation
+
+    /// Whether a flight for `key` is in the air now: a caller that finds one may ``join(_:tag:deadline:)`` it without
+    /// building the work it would run as a leader. A snapshot: the flight may land before the caller joins.
+    nonisolated func isInFlight(_ key: Key) -> Bool {
+        table.withLock { $0.hasFlight(for: key) }
+    }
+
+    /// Joins the flight for `key` as ``run(_:tag:operation:)`` does, but never leads one: `nil` when there is no flight
+    /// to join (it landed since ``isInFlight(_:)`` saw it), and the caller then goes the way of a leader.
+    ///
+    /// The caller keeps its own deadline and cancellation: it leaves at `deadline` (a point on its scheduler's clock)
+    /// with `deadline.error`, or at once when its task is cancelled. Nothing here is allocated: a joiner needs no
+    /// operation, and its bound is a value handed to the table under its lock.
+    nonisolated(nonsending) func join(_ key: Key, tag: UInt64, deadline: JoinDeadline?) async throws
+        -> Coalesced<Value>?
+    {
+        let waiterID = waiterIDs.add(1, ordering: .relaxed).newValue
+        // `nil` once the caller found no flight to join.
+        var registration: Table.Registration? = .cancelled
+        let value: Value
+        do {
+            value = try await withTaskCancellationHandler {
+                try await withUnsafeThrowingContinuation { (waiter: Table.Waiter) in
+                    registration = enterAsJoiner(waiter, id: waiterID, tag: tag, for: key, deadline: deadline)
+                }
+            } onCancel: {
+                withdraw(key, waiterID: waiterID, error: CancellationError())
+            }
+        } catch {
+            guard registration != nil else { return nil }
+            throw error
+        }
+        guard case .joined(let flightID) = registration else { throw CancellationError() }
+        return Coalesced(value: value, joined: true, flightID: flightID)
+    }
+
+    /// Registers a suspended caller on the flight for `key`, with its deadline; `nil` (the caller resumed with
+    /// ``NoFlight``) when there is none.
+    @inline(never)  // its temporaries stay off the async frame of `join`, which every joiner's task holds
+    private nonisolated func enterAsJoiner(
+        _ waiter: Table.Waiter, id waiterID: UInt64, tag: UInt64, for key: Key, deadline: JoinDeadline?
+    ) -> Table.Registration? {
+        let bound = deadline.map {
+            (at: $0.at, Table.WaiterDeadline(waiterID: waiterID, limit: $0.limit, error: $0.error))
+        }
+        let entered: (Table.Registration, Table.Attribution?)? = table.withLock { table in
+            guard
+                let (registration, attribution, timer) = table.join(
+                    waiter, id: waiterID, tag: tag, for: key, isCancelled: Task.isCancelled, deadline: bound)
+            else { return nil }
+            // The joiner's bound comes first of the flight's: the timer moves to it (see `addDeadline`).
+            if case .joined(let flightID) = registration, let timer, let scheduler = deadline?.scheduler {
+                setTimer(&table, at: timer, on: scheduler, key: key, flightID: flightID)
+            }
+            return (registration, attribution)
+        }
+        guard let (registration, attribution) = entered else {
+            waiter.resume(throwing: NoFlight())
+            return nil
+        }
+        attribution?.apply()
+        if case .cancelled = registration { waiter.resume(throwing: CancellationError()) }
+        return registration
+    }
+
     /// Registers a suspended caller: it joins the flight for `key`, or leads a new one and starts its task, or is
     /// resumed at once when its task was cancelled already.
     @inline(never)  // its temporaries stay off the async frame of `run`, which every waiter's task holds
@@ -212,12 +278,17 @@ public actor RequestCoalescer<Key: Hashable & Sendable, Value: Sendable> {
         _ table: inout Table, _ bound: WaitBound, _ limit: Duration, key: Key, flightID: UInt64, waiterID: UInt64
     ) {
         let scheduler = bound.scheduler
-        let deadline = Table.WaiterDeadline(waiterID: waiterID, limit: limit, error: bound.error)
-        guard
-            let target = table.addDeadline(
-                scheduler.elapsed.saturatingAdding(limit), deadline, to: key, flightID: flightID)
-        else { return }
-        setTimer(&table, at: target, on: scheduler, key: key, flightID: flightID)
+        let deadline = JoinDeadline(
+            scheduler: scheduler, at: scheduler.elapsed.saturatingAdding(limit), limit: limit, error: bound.error)
+        addDeadline(&table, deadline, key: key, flightID: flightID, waiterID: waiterID)
+    }
+
+    private nonisolated func addDeadline(
+        _ table: inout Table, _ deadline: JoinDeadline, key: Key, flightID: UInt64, waiterID: UInt64
+    ) {
+        let waiter = Table.WaiterDeadline(waiterID: waiterID, limit: deadline.limit, error: deadline.error)
+        guard let target = table.addDeadline(deadline.at, waiter, to: key, flightID: flightID) else { return }
+        setTimer(&table, at: target, on: deadline.scheduler, key: key, flightID: flightID)
     }
 
     private nonisolated func setTimer(
@@ -282,10 +353,10 @@ public actor RequestCoalescer<Key: Hashable & Sendable, Value: Sendable> {
             outcome = .failure(error)
         }
         let waiters = table.withLock { table in
-            let waiters = table.finish(key, flightID: flightID)
+            let finished = table.finish(key, flightID: flightID)
             // The flight's timer goes with it (the scheduler's lock inside the table's, as in `addDeadline`).
-            if waiters != nil, let timer = table.removeBounds(of: flightID) { timer.scheduler.cancel(timer.entry) }
-            return waiters
+            if let timer = finished?.timer { timer.scheduler.cancel(timer.entry) }
+            return finished?.waiters
         }
         waiters?.resumeAll(with: outcome)
     }
@@ -301,6 +372,20 @@ struct WaitBound: Sendable {
     /// What the caller is resumed with when its bound passes.
     let error: @Sendable (Duration) -> any Error
 }
+
+/// When a caller that joins a flight leaves it if the flight has not answered: a point on a scheduler's clock.
+struct JoinDeadline: Sendable {
+    let scheduler: DeadlineScheduler
+    /// When the caller leaves, as time elapsed on the scheduler's clock.
+    let at: Duration
+    /// The caller's bound, handed to `error`.
+    let limit: Duration
+    /// What the caller is resumed with when its deadline passes.
+    let error: @Sendable (Duration) -> any Error
+}
+
+/// Resumes a caller of ``RequestCoalescer/join(_:tag:deadline:)`` that found no flight to join; never seen outside.
+private struct NoFlight: Error {}
 
 /// The work of a flight, run in the flight's task. A value rather than a closure: the coalescer is specialized for it,
 /// and `run` is `nonisolated(nonsending)`, so the flight's task enters it with no executor check (a closure is a plain

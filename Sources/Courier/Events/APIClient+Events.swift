@@ -18,7 +18,7 @@ extension APIClient {
     /// }
     /// ```
     ///
-    /// - Important: Events are built only while someone subscribes; with no subscriber, emitting costs one lock
+    /// - Important: Events are built only while someone subscribes; with no subscriber, emitting costs one atomic
     ///   read. URLs, headers and error descriptions in events are redacted (see ``ClientEvent``). Read `events`
     ///   once per task: two tasks iterating one stream share its events (see ``EventLog/subscribe(bufferingNewest:)``).
     public var events: AsyncStream<ClientEvent> { eventLog.subscribe() }
@@ -61,14 +61,16 @@ extension APIClient {
     func start(_ request: RequestFields, decodingOnce shared: SharedDecoding?) throws -> Start {
         let call = begin(request)
         guard request.latestWins == nil, !stepsBeforeSendingWait else {
-            return .sending(Sending(call: call, routed: nil))
+            return .sending(Sending(call: call))
         }
         do {
-            switch try route(request, id: call.id, decoding: shared) {
+            switch try route(request, id: call.id, decoding: shared, joining: true) {
             case .answered(let exchange):
                 return .answered(Answer(call: call, exchange: try checked(exchange, for: request), flightEnded: nil))
             case .send(let routed):
                 return .sending(Sending(call: call, routed: routed))
+            case .join(let joining):
+                return .sending(Sending(call: call, joining: joining))
             }
         } catch {
             throw failed(call, error)
@@ -89,7 +91,9 @@ extension APIClient {
     struct Sending: Sendable {
         let call: Instrumentation.StartedCall
         /// What to send, when steps 1–3 ran in ``start(_:decodingOnce:)``; `nil` when they wait and run here.
-        let routed: Call?
+        var routed: Call? = nil
+        /// The flight to join, when steps 1–3 found one in the air for the request (no ``Call`` is made for it).
+        var joining: Joining? = nil
     }
 
     /// The rest of a call that ``start(_:decodingOnce:)`` did not answer: its remaining steps
@@ -103,7 +107,9 @@ extension APIClient {
         do {
             let exchange =
                 if let routed = sending.routed {
-                    try await send(.send(routed), for: request)
+                    try await send(routed, for: request)
+                } else if let joining = sending.joining {
+                    try await join(joining, request, id: call.id, since: call.start, decodingOnce: shared)
                 } else if let latestWins = request.latestWins {
                     try await performLatestWins(latestWins, request, id: call.id, decodingOnce: shared)
                 } else {

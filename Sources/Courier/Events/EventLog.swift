@@ -70,7 +70,7 @@ public final class EventLog: Sendable {
             onCancel: { subscription.fanOut.unsubscribe(subscription.id) })
     }
 
-    /// Whether anyone is listening; when not, emitting costs one lock read.
+    /// Whether anyone is listening; when not, emitting costs one atomic read.
     public var hasSubscribers: Bool { fanOut.hasSubscribers }
 
     /// How many subscribers are listening now.

@@ -1,0 +1,69 @@
+extension APIClient {
+    // MARK: Joining a Flight in the Air
+
+    /// A call that found the flight of its request in the air: what it needs to join it, and nothing it would need to
+    /// lead one. A joiner's work is the flight's; it has no ``Call`` (an allocation, and a reference its task would hold
+    /// and release), and its task holds none of the frames of a call on its way to the network
+    /// (`Docs/Performance.md#joining`).
+    struct Joining: Sendable {
+        /// The flight's key, as the call's request was built with it (``BuiltRequest/sharingKey``).
+        let key: RequestKey
+        /// The request the call would send, for the flight's `Vary` (``Exchange/serves(_:)``).
+        let request: TransportRequest
+    }
+
+    /// The flight a call that must send may join without a ``Call``: its request's flight is in the air, the call
+    /// would share it (a plain request built before, without a credential of its own, a stored response to stand in,
+    /// or a body streamed), and nobody listens to events. Anything else goes the whole way (``send(_:for:)``), where
+    /// the same guarantees hold at their full cost.
+    ///
+    /// A call whose events someone reads goes the whole way: its steps are reported there (``joined(_:id:)``).
+    @inline(never)  // its temporaries stay on the thread's stack, off the async frame of the caller's `send`
+    func joining(_ request: RequestFields, _ adapted: Adapted, _ outgoing: Outgoing) -> Joining? {
+        // The key built with the request serves while the request is sent as built: not for a conditional request.
+        // Cheapest first: a call that leads (no flight in the air, most calls) pays one lock and one comparison.
+        guard let known = adapted.sharingKey, coalescer.isInFlight(known), !adapted.isPrivate,
+            outgoing.fallback == nil, request.streamed == nil, outgoing.request.sharesStorage(with: adapted.request),
+            !instrumentation.isListening,
+            let key = coalescingKey(for: outgoing.request, policy: request.coalescing, partition: nil, known: known)
+        else { return nil }
+        return Joining(key: key, request: outgoing.request)
+    }
+
+    /// Step 5 for a call that joins a flight in the air (``joining(_:_:_:)``), then step 6: the flight's exchange as
+    /// this caller got it, status checked. The caller keeps its own cancellation and its own deadline, counted from
+    /// `start`, when the call started, on the flight's one timer.
+    ///
+    /// The flight may land between the look and the join, or answer a request that differs from this one in a field
+    /// its response varies on: the call then goes the whole way from step 1, as a call that found no flight does (it
+    /// asks the cache again, which the flight may just have filled).
+    // A small frame of its own, which the joiner's task holds while it waits (Docs/Performance.md#joining).
+    @inline(never)
+    nonisolated(nonsending) func join(
+        _ joining: Joining, _ request: RequestFields, id: CallID, since start: Duration,
+        decodingOnce shared: SharedDecoding?
+    ) async throws -> Exchange {
+        let deadline = deadline(of: request, since: start)
+        if let coalesced = try await coalescer.join(joining.key, tag: id.rawValue, deadline: deadline),
+            coalesced.value.serves(joining.request)
+        {
+            return try checked(joined(coalesced, id: id), for: request)
+        }
+        return try await performFromTheStart(request, id: id, decodingOnce: shared)
+    }
+
+    /// ``perform(_:id:decodingOnce:)``, in a frame of its own: inlined, its frame would be the joiner's.
+    @inline(never)
+    private nonisolated(nonsending) func performFromTheStart(
+        _ request: RequestFields, id: CallID, decodingOnce shared: SharedDecoding?
+    ) async throws -> Exchange {
+        try await perform(request, id: id, decodingOnce: shared)
+    }
+
+    /// The joiner's deadline on the client's scheduler: its next wait (``CallLimits/nextWait(now:)``) from `start`.
+    private func deadline(of request: RequestFields, since start: Duration) -> JoinDeadline {
+        let limit = limits(of: request, now: start).nextWait(now: start)
+        return JoinDeadline(
+            scheduler: deadlines, at: start.saturatingAdding(limit), limit: limit, error: { APIError.timedOut($0) })
+    }
+}
