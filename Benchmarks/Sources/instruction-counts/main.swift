@@ -20,7 +20,7 @@ struct Arguments {
 
           SCENARIO     \(Scenario.allCases.map(\.rawValue).joined(separator: ", "))
           ITERATIONS   calls measured after the warm-up; for joiners and empty-tasks, rounds of --callers callers
-          --warm-up    calls (rounds) run before the measured ones; 100 calls or 1 round by default
+          --warm-up    calls (rounds) run before the measured ones; 100 calls (decoded-hit: 2,000) or 1 round by default
           --callers    concurrent callers per round (default 1000)
           --mallocs    count mallocs in the measured iterations (re-executes with the interposer preloaded) and
                        print them per call; never under valgrind
@@ -127,7 +127,7 @@ do {
         calls = arguments.iterations * arguments.callers
     } else {
         mallocs = try runLoop(
-            scenario.makeLoop(), warmUp: arguments.warmUp ?? 100, iterations: arguments.iterations,
+            scenario.makeLoop(), warmUp: arguments.warmUp ?? scenario.warmUpCalls, iterations: arguments.iterations,
             mallocs: counter)
         calls = arguments.iterations
     }
