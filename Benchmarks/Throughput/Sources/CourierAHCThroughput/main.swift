@@ -79,7 +79,9 @@ func measureRounds() async {
             for contender in contenders { await contender.close() }
         }
     }
-    print(ThroughputReport(options: options, contenders: names, results: results, cpu: cpu, switches: switches).markdown)
+    let report = ThroughputReport(
+        options: options, contenders: names, results: results, cpu: cpu, switches: switches)
+    print(report.markdown)
 }
 
 /// `--single N`: the one contender `--only` names sends N requests after a warm-up, untimed, for a run under
