@@ -44,14 +44,19 @@
             throw APIError.transport(.other, underlying: HTTPClientError.redirectLimitReached)
         }
 
-        /// One hop on AsyncHTTPClient's task API, stopped by `exchange` or by cancelling the calling task.
+        /// One hop on AsyncHTTPClient's task API, stopped by `exchange` or by cancelling the calling task; on the
+        /// transport's home event loop when it is the only exchange in flight (see ``EventLoopAffinity``).
         private nonisolated(nonsending) func send(_ hop: RedirectHop, origin: URL, in exchange: StoppableExchange)
             async throws
             -> (ResponseHead, ByteBuffer?)
         {
             let delegate = BufferedResponse(method: hop.method, limit: maxResponseBytes)
+            let home = affinity.enter()
+            defer { affinity.leave() }
             do {
-                let task = client.execute(request: try hop.taskRequest(), delegate: delegate, deadline: nil)
+                let request = try hop.taskRequest()
+                if let home { return try await send(request, delegate: delegate, on: home, in: exchange) }
+                let task = client.execute(request: request, delegate: delegate, deadline: nil)
                 exchange.start(task)
                 return try await withTaskCancellationHandler {
                     try await task.futureResult.get()
@@ -62,9 +67,35 @@
                 throw Self.translate(error, for: origin)
             }
         }
+
+        /// The hop started on `eventLoop` and run there from start to end: the calling task makes one trip to the
+        /// loop, and is resumed from it. Awaiting the task's future from outside its loop (`futureResult.get()`)
+        /// would send one more closure there, to register the callback.
+        private nonisolated(nonsending) func send(
+            _ request: HTTPClient.Request, delegate: BufferedResponse, on eventLoop: any EventLoop,
+            in exchange: StoppableExchange
+        ) async throws -> (ResponseHead, ByteBuffer?) {
+            let client = client
+            return try await withTaskCancellationHandler {
+                try await withUnsafeThrowingContinuation { continuation in
+                    // As with `EventLoopFuture.get()`, the loop must run the closure: a group shut down under a
+                    // client still in use would drop it there too.
+                    eventLoop.execute {
+                        let task = client.execute(
+                            request: request, delegate: delegate, eventLoop: .delegate(on: eventLoop), deadline: nil)
+                        exchange.start(task)
+                        task.futureResult.whenComplete { continuation.resume(with: $0) }
+                    }
+                }
+            } onCancel: {
+                // The task may not exist yet: the exchange fails it as soon as it starts.
+                exchange.stop(HTTPClientError.cancelled)
+            }
+        }
     }
 
-    /// The AsyncHTTPClient task an attempt is running, so that its deadline can fail it, whichever hop it is on.
+    /// The AsyncHTTPClient task an attempt is running, so that its deadline (or its caller's cancellation) can fail it,
+    /// whichever hop it is on, and even before the hop's task exists.
     private final class StoppableExchange: Sendable {
         private struct State {
             var task: HTTPClient.Task<BufferedResponse.Response>?
@@ -82,7 +113,8 @@
             if let reason { task.fail(reason: reason) }
         }
 
-        /// Fails the hop running now, and any later one, with `reason`.
+        /// Fails the hop running now, and any later one, with `reason` (`HTTPClientError.cancelled` for a cancelled
+        /// caller, as `HTTPClient.Task.cancel()` fails it).
         func stop(_ reason: any Error) {
             let task = state.withLock { state in
                 state.reason = reason

@@ -34,6 +34,13 @@
     /// arrives as the server sent it, with its `Content-Encoding` header, and ``maxResponseBytes`` counts those bytes.
     /// Ask for a coding with `Accept-Encoding` only if you decode it yourself.
     ///
+    /// ## Event loops
+    ///
+    /// A buffered exchange (``send(_:deadline:)``) that is the transport's only one in flight runs on one event loop of
+    /// the group, the transport's own, from start to end: one caller sending one request after another keeps its
+    /// connection, the response's events and its own wake-up on one thread. Exchanges that overlap are spread over
+    /// the group's loops by AsyncHTTPClient, as usual.
+    ///
     /// ## Sharing and shutting down
     ///
     /// One transport holds one `HTTPClient`, and with it one connection pool: make one per service and share it
@@ -56,6 +63,8 @@
         private let ownsClient: Bool
         /// Whether ``shutdown()`` ran, so that the transport does not shut the client down a second time.
         private let isShutDown = Mutex(false)
+        /// Which event loop a buffered exchange runs on (``send(_:deadline:)``).
+        let affinity: EventLoopAffinity
 
         /// Creates a transport with a client of its own.
         ///
@@ -71,6 +80,7 @@
             maxResponseBytes: Int = URLSessionTransport.defaultMaxResponseBytes
         ) {
             self.client = HTTPClient(eventLoopGroup: eventLoopGroup, configuration: configuration)
+            self.affinity = EventLoopAffinity(eventLoopGroup)
             self.ownsClient = true
             self.maxResponseBytes = max(0, maxResponseBytes)
         }
@@ -85,6 +95,7 @@
         ///   sends credentials named only in the request's ``CredentialPolicy`` (say `X-API-Key`) to another origin.
         public init(client: HTTPClient, maxResponseBytes: Int = URLSessionTransport.defaultMaxResponseBytes) {
             self.client = client
+            self.affinity = EventLoopAffinity(client.eventLoopGroup)
             self.ownsClient = false
             self.maxResponseBytes = max(0, maxResponseBytes)
         }

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Sourced by throughput.sh and instructions.sh: starts nginx (one worker, keep-alive, no access log) on a free port of
 # 127.0.0.1, serving the 221-byte JSON file the benchmarks fetch as /item.json; sets $port, and stops nginx (by the
-# PID in its pid file) and removes its directory when the sourcing script exits.
+# PID in its pid file) and removes its directory when the sourcing script exits. With COURIER_THROUGHPUT_CACHE_CONTROL
+# set (say max-age=60), every response carries that Cache-Control field.
 command -v nginx >/dev/null || { echo "nginx is missing (COURIER_INSTALL=1 Scripts/install-test-tools.sh)" >&2; exit 1; }
 
 port_is_free() { ! (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
@@ -38,6 +39,7 @@ http {
     server {
         listen 127.0.0.1:$port;
         root html;
+        ${COURIER_THROUGHPUT_CACHE_CONTROL:+add_header Cache-Control "$COURIER_THROUGHPUT_CACHE_CONTROL";}
     }
 }
 CONF

@@ -7,8 +7,12 @@ struct ThroughputOptions {
     var concurrency = 100
     var sequential = 2_000
     var rounds = 5
-    /// Only the contenders whose name contains this text (to profile one of them).
-    var only: String?
+    /// Only the contenders whose name contains one of these texts (to profile one of them); `--only` may be repeated.
+    var only: [String] = []
+    /// The loads measured, in this order: `concurrent`, `sequential` or both (`--loads sequential`).
+    var loads = ["concurrent", "sequential"]
+    /// Every contender decodes the body into a ``SampleItem`` (`--decoded`).
+    var decoded = false
     /// With `--single N`: no rounds and no table; the one contender `--only` names sends N requests after
     /// ``warmUp`` others, for a run under callgrind.
     var single: Int?
@@ -18,6 +22,10 @@ struct ThroughputOptions {
     init(_ arguments: ArraySlice<String>) throws {
         var arguments = arguments
         while let option = arguments.popFirst() {
+            if option == "--decoded" {
+                decoded = true
+                continue
+            }
             guard let value = arguments.popFirst() else { throw UsageError("\(option) needs a value") }
             switch option {
             case "--url": url = try URL(string: value).orThrow(UsageError("--url takes a URL"))
@@ -25,7 +33,12 @@ struct ThroughputOptions {
             case "--concurrency": concurrency = try Int(value).orThrow(UsageError("--concurrency takes a number"))
             case "--sequential": sequential = try Int(value).orThrow(UsageError("--sequential takes a number"))
             case "--rounds": rounds = try Int(value).orThrow(UsageError("--rounds takes a number"))
-            case "--only": only = value
+            case "--only": only.append(value)
+            case "--loads":
+                loads = value.split(separator: ",").map(String.init)
+                guard !loads.isEmpty, loads.allSatisfy(["concurrent", "sequential"].contains) else {
+                    throw UsageError("--loads takes concurrent, sequential or concurrent,sequential")
+                }
             case "--single": single = try Int(value).orThrow(UsageError("--single takes a number"))
             case "--warm-up": warmUp = try Int(value).orThrow(UsageError("--warm-up takes a number"))
             default: throw UsageError("unknown option \(option)")
@@ -54,6 +67,8 @@ struct ThroughputReport {
     let results: [String: [String: [Double]]]
     /// CPU microseconds per request of each round, keyed like `results`.
     let cpu: [String: [String: [Double]]]
+    /// Context switches per request of each round, keyed like `results`.
+    let switches: [String: [String: [Double]]]
 
     func median(_ load: String, _ contender: String, of table: [String: [String: [Double]]]? = nil) -> Double {
         let rates = ((table ?? results)[load]?[contender] ?? []).sorted()
@@ -63,17 +78,21 @@ struct ThroughputReport {
 
     var markdown: String {
         var lines = [
-            "| load | contender | requests/s (median) | client CPU µs/request (median) | rounds (requests/s) |",
-            "|---|---|---:|---:|---|",
+            "| load | contender | requests/s (median) | client CPU µs/request (median) | context switches/request "
+                + "(median) | rounds (requests/s; CPU µs) |",
+            "|---|---|---:|---:|---:|---|",
         ]
         for (load, label) in [
             ("concurrent", "\(options.concurrency) tasks, \(options.requests) distinct keys"),
             ("sequential", "1 task, \(options.sequential) distinct keys"),
-        ] {
+        ] where options.loads.contains(load) {
             for contender in contenders {
-                let rounds = (results[load]?[contender] ?? []).map { "\(Int($0))" }.joined(separator: ", ")
+                let rounds = zip(results[load]?[contender] ?? [], cpu[load]?[contender] ?? [])
+                    .map { "\(Int($0)); \(Int($1))" }.joined(separator: ", ")
                 let cpuTime = Int(median(load, contender, of: cpu))
-                lines.append("| \(label) | \(contender) | \(Int(median(load, contender))) | \(cpuTime) | \(rounds) |")
+                let switched = String(format: "%.2f", median(load, contender, of: switches))
+                let rate = Int(median(load, contender))
+                lines.append("| \(label) | \(contender) | \(rate) | \(cpuTime) | \(switched) | \(rounds) |")
             }
         }
         let ahc = "Courier + AsyncHTTPClientTransport"
@@ -84,14 +103,17 @@ struct ThroughputReport {
             guard numerator > 0, denominator > 0 else { return "—" }
             return String(format: "%.2f×", numerator / denominator)
         }
+        func cpuRatio(_ load: String, _ lhs: String, _ rhs: String) -> String {
+            let (numerator, denominator) = (median(load, lhs, of: cpu), median(load, rhs, of: cpu))
+            guard numerator > 0, denominator > 0 else { return "—" }
+            return String(format: "%.2f×", numerator / denominator)
+        }
         // Courier is held to the faster of AsyncHTTPClient's two APIs in each run, whichever that is on the day.
         func fasterRaw(_ load: String) -> String {
             let futures = "raw AsyncHTTPClient, futures"
             return median(load, futures) > median(load, "raw AsyncHTTPClient") ? futures : "raw AsyncHTTPClient"
         }
-        lines += [
-            "",
-            "| ratio (medians) | measured | target |", "|---|---:|---:|",
+        let ratios = [
             "| concurrent: Courier + AHC / Courier + URLSession | \(ratio("concurrent", ahc, urlSession)) | ≥ 3× |",
             "| concurrent: Courier + AHC / raw AHC (async API) | \(ratio("concurrent", ahc, "raw AsyncHTTPClient")) | — |",
             "| concurrent: Courier + AHC / faster raw AHC (\(fasterRaw("concurrent"))) | \(ratio("concurrent", ahc, fasterRaw("concurrent"))) | ≥ 0.9× (0.95×) |",
@@ -100,7 +122,13 @@ struct ThroughputReport {
             "| concurrent: Courier + AHC, no cache / faster raw AHC | \(ratio("concurrent", ahc + ", no cache", fasterRaw("concurrent"))) | — |",
             "| sequential: Courier + AHC / faster raw AHC (\(fasterRaw("sequential"))) | \(ratio("sequential", ahc, fasterRaw("sequential"))) | — |",
             "| sequential: Courier + URLSession / raw URLSession | \(ratio("sequential", urlSession, "raw URLSession")) | — |",
+            "| sequential CPU µs/request: Courier + AHC / raw AHC (async API) | \(cpuRatio("sequential", ahc, "raw AsyncHTTPClient")) | ≤ 1.1× |",
+            "| sequential CPU µs/request: Courier + AHC / raw AHC, futures | \(cpuRatio("sequential", ahc, "raw AsyncHTTPClient, futures")) | — |",
+            "| sequential CPU µs/request: Courier + AHC, no cache / raw AHC (async API) | \(cpuRatio("sequential", ahc + ", no cache", "raw AsyncHTTPClient")) | — |",
         ]
+        // Only the ratios of the loads this run measured (`--loads`).
+        lines += ["", "| ratio (medians) | measured | target |", "|---|---:|---:|"]
+        lines += ratios.filter { row in options.loads.contains { row.hasPrefix("| \($0)") } }
         return lines.joined(separator: "\n")
     }
 }

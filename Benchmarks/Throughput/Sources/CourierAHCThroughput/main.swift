@@ -6,7 +6,10 @@
 // the table shows each one's median.
 //
 //   swift run -c release CourierAHCThroughput --url http://127.0.0.1:18190/item.json \
-//       [--requests 10000] [--concurrency 100] [--sequential 2000] [--rounds 5] [--only NAME]
+//       [--requests 10000] [--concurrency 100] [--sequential 2000] [--rounds 5] [--only NAME ...]
+//       [--loads concurrent,sequential] [--decoded]
+//   Sequential CPU per request, AsyncHTTPClient with and without Courier (Scripts/sequential-cpu.sh):
+//   ... --loads sequential --only "raw AsyncHTTPClient" --only "Courier + AsyncHTTPClientTransport" [--decoded]
 //   ... --only NAME --single N [--warm-up 1200]   one contender, N requests, untimed (Scripts/instructions.sh)
 import AsyncHTTPClient
 import Courier
@@ -26,11 +29,14 @@ let options = try ThroughputOptions(CommandLine.arguments.dropFirst())
 /// which moved every ratio against it by ±20 %. New clients each round spread those states over the rounds, and the
 /// median takes the typical one.
 func makeContenders() -> [Contender] {
-    let all = Contender.all(url: options.url)
-    guard let only = options.only else { return all }
+    let all = Contender.all(url: options.url, decoded: options.decoded)
+    guard !options.only.isEmpty else { return all }
     // A name given whole selects that contender alone, though it is part of another's name too.
-    let exact = all.filter { $0.name == only }
-    return exact.isEmpty ? all.filter { $0.name.contains(only) } : exact
+    return all.filter { contender in
+        options.only.contains { only in
+            contender.name == only || (!all.contains { $0.name == only } && contender.name.contains(only))
+        }
+    }
 }
 
 func progress(_ message: String) {
@@ -41,6 +47,7 @@ func progress(_ message: String) {
 func measureRounds() async {
     var results: [String: [String: [Double]]] = [:]
     var cpu: [String: [String: [Double]]] = [:]
+    var switches: [String: [String: [Double]]] = [:]
     var names: [String] = []
     var keys = 0
     func nextKeys(_ count: Int) -> Range<Int> {
@@ -49,7 +56,7 @@ func measureRounds() async {
     }
     for (label, requests, concurrency) in [
         ("concurrent", options.requests, options.concurrency), ("sequential", options.sequential, 1),
-    ] {
+    ] where options.loads.contains(label) {
         for round in 0..<options.rounds {
             let contenders = makeContenders()
             names = contenders.map(\.name)
@@ -63,14 +70,18 @@ func measureRounds() async {
                     keys: nextKeys(requests), concurrency: concurrency, send: contender.send)
                 results[label, default: [:]][contender.name, default: []].append(measured.rate)
                 cpu[label, default: [:]][contender.name, default: []].append(measured.cpuMicroseconds)
+                switches[label, default: [:]][contender.name, default: []].append(measured.contextSwitches)
                 progress(
                     "\(label) round \(round + 1): \(contender.name) \(Int(measured.rate)) requests/s, "
-                        + "\(Int(measured.cpuMicroseconds)) µs CPU per request")
+                        + "\(Int(measured.cpuMicroseconds)) µs CPU, "
+                        + String(format: "%.2f", measured.contextSwitches) + " context switches per request")
             }
             for contender in contenders { await contender.close() }
         }
     }
-    print(ThroughputReport(options: options, contenders: names, results: results, cpu: cpu).markdown)
+    let report = ThroughputReport(
+        options: options, contenders: names, results: results, cpu: cpu, switches: switches)
+    print(report.markdown)
 }
 
 /// `--single N`: the one contender `--only` names sends N requests after a warm-up, untimed, for a run under

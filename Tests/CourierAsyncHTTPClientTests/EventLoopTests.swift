@@ -1,0 +1,115 @@
+#if AsyncHTTPClient
+    import AsyncHTTPClient
+    import Courier
+    import Foundation
+    import NIOCore
+    import NIOPosix
+    import Testing
+
+    @testable import CourierAsyncHTTPClient
+
+    /// A buffered exchange that is the transport's only one runs on the transport's home event loop, started there and
+    /// resumed from there (``EventLoopAffinity``); what that path skips must still hold: the caller's cancellation and
+    /// the attempt's deadline stop the transfer, and every exchange is counted out, however it ends.
+    @Suite("AsyncHTTPClientTransport: event loops", .timeLimit(.minutes(1)))
+    struct EventLoopTests {
+        @Test func anExchangeAloneRunsOnTheHomeLoopAndOneStartedMeanwhileLetsAsyncHTTPClientPick() throws {
+            let group = MultiThreadedEventLoopGroup(numberOfThreads: 2)
+            defer { try? group.syncShutdownGracefully() }
+            let affinity = EventLoopAffinity(group)
+            let first = try #require(affinity.enter())
+            #expect(first === affinity.home)
+            #expect(affinity.enter() == nil)
+            affinity.leave()
+            affinity.leave()
+            #expect(affinity.count == 0)
+            #expect(affinity.enter() === affinity.home)
+            affinity.leave()
+        }
+
+        @Test func transportsTakeTheirHomesFromTheGroupInTurn() throws {
+            let group = MultiThreadedEventLoopGroup(numberOfThreads: 2)
+            defer { try? group.syncShutdownGracefully() }
+            let homes = (0..<4).map { _ in EventLoopAffinity(group).home }
+            #expect(homes[0] !== homes[1] && homes[0] === homes[2] && homes[1] === homes[3])
+        }
+
+        @Test func aCallerCancelledWhileItsExchangeIsInFlightLeavesAndTheTransferStops() async throws {
+            try await withTestServer { server in
+                let transport = AsyncHTTPClientTransport()
+                let call = Task {
+                    try await transport.send(
+                        TransportRequest(url: server.url("/stall")), deadline: TransportDeadline(timeout: .seconds(60)))
+                }
+                #expect(await server.log.first { $0 == .responding(path: "/stall") } == .responding(path: "/stall"))
+                call.cancel()
+                await #expect(throws: CancellationError.self) { try await call.value }
+                #expect(await server.log.first { $0 == .closedEarly(path: "/stall") } == .closedEarly(path: "/stall"))
+                #expect(transport.affinity.count == 0)
+                try await transport.shutdown()
+            }
+        }
+
+        @Test func aCallerCancelledBeforeItsExchangeIsMadeGetsCancellationError() async throws {
+            try await withTestServer { server in
+                let transport = AsyncHTTPClientTransport()
+                let call = Task {
+                    // Cancelled before the exchange exists: the hop's task is made on the event loop, and is failed
+                    // as soon as it starts.
+                    withUnsafeCurrentTask { $0?.cancel() }
+                    return try await transport.send(
+                        TransportRequest(url: server.url("/stall")), deadline: TransportDeadline(timeout: .seconds(60)))
+                }
+                await #expect(throws: CancellationError.self) { try await call.value }
+                #expect(transport.affinity.count == 0)
+                try await transport.shutdown()
+            }
+        }
+
+        @Test func concurrentExchangesOverTwoLoopsAllArriveAndAreAllCountedOut() async throws {
+            try await withTestServer { server in
+                let group = MultiThreadedEventLoopGroup(numberOfThreads: 2)
+                let transport = AsyncHTTPClientTransport(eventLoopGroup: group)
+                let deadline = TransportDeadline(timeout: .seconds(30))
+                let statuses = try await withThrowingTaskGroup(of: Int.self, returning: [Int].self) { tasks in
+                    for _ in 0..<40 {
+                        tasks.addTask {
+                            try await transport.send(TransportRequest(url: server.url("/json")), deadline: deadline)
+                                .statusCode
+                        }
+                    }
+                    return try await tasks.reduce(into: []) { $0.append($1) }
+                }
+                #expect(statuses == Array(repeating: 200, count: 40))
+                #expect(server.log.requests.count == 40)
+                #expect(transport.affinity.count == 0)
+                try await transport.shutdown()
+                try await group.shutdownGracefully()
+            }
+        }
+
+        @Test func anExchangeThatFailsIsCountedOut() async throws {
+            let transport = AsyncHTTPClientTransport(maxResponseBytes: 20)
+            try await withTestServer { server in
+                let error = await #expect(throws: APIError.self) {
+                    try await transport.send(
+                        TransportRequest(url: server.url("/json")), deadline: TransportDeadline(timeout: .seconds(30)))
+                }
+                guard case .responseTooLarge(20)? = error else {
+                    Issue.record("expected responseTooLarge(20), got \(String(describing: error))")
+                    return
+                }
+            }
+            #expect(transport.affinity.count == 0)
+            // The next exchange, alone again, runs on the home loop and arrives.
+            try await withTestServer { server in
+                let response = try await transport.send(
+                    TransportRequest(url: server.url("/chunked")), deadline: TransportDeadline(timeout: .seconds(30)))
+                #expect(response.statusCode == 200)
+                #expect(String(decoding: response.body, as: UTF8.self) == "alpha-beta-gamma")
+            }
+            #expect(transport.affinity.count == 0)
+            try await transport.shutdown()
+        }
+    }
+#endif
