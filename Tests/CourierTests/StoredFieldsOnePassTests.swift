@@ -49,6 +49,19 @@ import Testing
         #expect(fields.contentRange == expectedFields.contentRange)
     }
 
+    /// A field the stored response is read by is left out, and not read, when the policy names it a credential.
+    @Test func aReadFieldThatIsACredentialIsNeitherStoredNorRead() {
+        var credentials = CredentialPolicy.standard
+        credentials.headerNames.insert("etag")
+        let headers: HeaderFields = ["ETag": "\"secret\"", "Date": "Thu, 26 Nov 2026 13:00:00 GMT"]
+        let gathered = StoredFields.gathered(
+            TransportResponse(statusCode: 200, headers: headers), credentials: credentials)
+        #expect(gathered.removed == 0b01)
+        #expect(gathered.fields.etag == nil)
+        #expect(gathered.fields.date == "Thu, 26 Nov 2026 13:00:00 GMT")
+        #expect(gathered.headerBytes == "Date".utf8.count + "Thu, 26 Nov 2026 13:00:00 GMT".utf8.count)
+    }
+
     @Test func whatConnectionListsIsNeitherStoredNorRead() {
         let headers: HeaderFields = ["Expires": "0", "Connection": "expires", "ETag": "\"a\""]
         let gathered = StoredFields.gathered(

@@ -46,8 +46,16 @@ struct StoredFields {
         // A mark per field: a longer list (never seen from a real server) is filtered at once.
         guard fields.count <= UInt64.bitWidth else { return filtered(response, credentials: credentials) }
         for index in fields.indices {
-            guard CachedResponse.isRemoved(fields[index].canonicalName, credentials) else {
-                gathered.gather(fields[index])
+            // The name is read once, and a field is looked up among those gathered first: none of them is ever left
+            // out but as a credential, so for them only the policy is asked.
+            let name = fields[index].canonicalName
+            if let gatheredName = Name(name) {
+                guard credentials.contains(canonicalName: name) else {
+                    gathered.take(fields[index].value, as: gatheredName)
+                    bytes += fields[index].name.utf8.count + fields[index].value.utf8.count
+                    continue
+                }
+            } else if !CachedResponse.isRemoved(name, credentials) {
                 bytes += fields[index].name.utf8.count + fields[index].value.utf8.count
                 continue
             }
@@ -74,16 +82,21 @@ struct StoredFields {
     /// Takes `field`'s value if it is one of the fields gathered.
     @inline(__always)
     private mutating func gather(_ field: HeaderFields.Field) {
-        switch Name(field.canonicalName) {
-        case .cacheControl: cacheControl.append(field.value)
-        case .age: age.append(field.value)
-        case .vary: vary.append(field.value)
-        case .date: Self.add(field.value, to: &date)
-        case .lastModified: Self.add(field.value, to: &lastModified)
-        case .expires: Self.add(field.value, to: &expires)
-        case .etag: Self.add(field.value, to: &etag)
-        case .contentRange: Self.add(field.value, to: &contentRange)
-        case nil: break
+        if let name = Name(field.canonicalName) { take(field.value, as: name) }
+    }
+
+    /// Takes `value`, the value of a field named `name`.
+    @inline(__always)
+    private mutating func take(_ value: String, as name: Name) {
+        switch name {
+        case .cacheControl: cacheControl.append(value)
+        case .age: age.append(value)
+        case .vary: vary.append(value)
+        case .date: Self.add(value, to: &date)
+        case .lastModified: Self.add(value, to: &lastModified)
+        case .expires: Self.add(value, to: &expires)
+        case .etag: Self.add(value, to: &etag)
+        case .contentRange: Self.add(value, to: &contentRange)
         }
     }
 
