@@ -4,9 +4,9 @@ import Testing
 
 @testable import Courier
 
-/// A stored entry keeps the response as received and marks the fields a cache never stores; the stored response
-/// is built without them whenever it is read or served: nothing the marks skip at store time ever reaches a caller,
-/// the disk or the entry's size.
+/// A stored entry keeps the response as received and marks the hop-by-hop fields a cache never stores; the stored
+/// response is built without them whenever it is read or served: nothing the marks skip at store time ever reaches a
+/// caller, the disk or the entry's size. A cookie or a credential is never held: such a response is filtered.
 @Suite struct StoredResponseAsReceivedTests {
     private static let url = URL(string: "https://api.test/items?key=1")!
 
@@ -64,6 +64,28 @@ import Testing
         entry.response = response
         #expect(entry.response.headers.map(\.name) == Self.kept)
         #expect(entry.body == Data("hi".utf8))
+    }
+
+    /// Hop-by-hop fields alone are marked, the response kept as received; a cookie or a credential is not held.
+    @Test func onlyHopByHopFieldsAreMarkedACookieOrCredentialIsNotHeld() {
+        var credentials = CredentialPolicy.standard
+        credentials.headerNames.insert("x-auth-token")
+        let hopByHop = TransportResponse(
+            statusCode: 200, headers: ["ETag": "\"a\"", "Connection": "keep-alive", "Keep-Alive": "timeout=5"])
+        let marked = StoredFields.gathered(hopByHop, credentials: credentials)
+        #expect(marked.removed == 0b110 && marked.received == hopByHop)
+        for field in ["Set-Cookie", "X-Auth-Token"] {
+            var headers = hopByHop.headers
+            headers[field] = "secret"
+            let gathered = StoredFields.gathered(
+                TransportResponse(statusCode: 200, headers: headers), credentials: credentials)
+            #expect(gathered.removed == 0)
+            #expect(gathered.received.headers.map(\.name) == ["ETag"])
+        }
+        let entry = CachedResponse(
+            response: hopByHop, request: Self.request(), requestTime: Date(), responseTime: Date())
+        #expect(entry.response.headers.map(\.name) == ["ETag"])
+        #expect(entry.served(at: entry.responseTime).headers.map(\.name) == ["ETag", "Age"])
     }
 
     @Test func aResponseWithNothingToLeaveOutIsKeptAsReceived() {

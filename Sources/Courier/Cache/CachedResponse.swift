@@ -106,7 +106,8 @@ public struct CachedResponse: Sendable {
         /// response needs only when it is served, once a second at most (``CachedResponse/Served``), which copies
         /// the header fields to add `Age` anyway.
         var received: TransportResponse
-        /// Bit `i` set: `received.headers.fields[i]` is not stored (hop-by-hop, per-recipient or a credential).
+        /// Bit `i` set: `received.headers.fields[i]` is not stored. Only hop-by-hop fields are marked: a response
+        /// with a cookie or a credential to leave out is kept without it (``StoredFields/gathered(_:credentials:)``).
         var removed: UInt64
         var requestTime: Date
         var responseTime: Date

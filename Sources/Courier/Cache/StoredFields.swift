@@ -32,8 +32,9 @@ struct StoredFields {
     }
 
     /// The fields of `response` that a cache stores (``CachedResponse/storedHeaders(_:credentials:)``), marked in one
-    /// pass over them, and those fields gathered and counted in the same pass. The response is kept as it is, with
-    /// the fields left out marked: a list of the fields kept is built only when the stored response is read.
+    /// pass over them, and those fields gathered and counted in the same pass. A response whose fields left out are
+    /// all hop-by-hop (`Connection: keep-alive`, which nearly every server sends) is kept as it is, with those fields
+    /// marked: a list of the fields kept is built only when the stored response is read.
     ///
     /// As two passes (the fields to remove, then the fields to read), each field was visited three times, with its
     /// strings retained and released on each visit, about a fifth of storing a response.
@@ -59,9 +60,13 @@ struct StoredFields {
                 bytes += fields[index].name.utf8.count + fields[index].value.utf8.count
                 continue
             }
-            // A `Connection` that lists fields (other than `keep-alive`, which is never stored) removes them wherever
-            // they are, before or after it: the fields are then filtered first and gathered after.
-            if fields[index].hasName("connection"), !CachedResponse.isKeepAlive(fields[index].value) {
+            // Only a hop-by-hop field is marked and left in the response kept: a cookie or a credential the server
+            // handed to one caller is not held by the cache at all, so the response is filtered. So is one whose
+            // `Connection` lists fields (other than `keep-alive`, which is never stored), since it removes them
+            // wherever they are, before or after it: the fields are then filtered first and gathered after.
+            if !CachedResponse.isHopByHop(name) || credentials.contains(canonicalName: name)
+                || (fields[index].hasName("connection") && !CachedResponse.isKeepAlive(fields[index].value))
+            {
                 return filtered(response, credentials: credentials)
             }
             removed |= 1 << UInt64(index)
