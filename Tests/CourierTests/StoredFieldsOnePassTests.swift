@@ -31,25 +31,45 @@ import Testing
     func onePassGivesWhatFilteringThenGatheringGives(_ headers: HeaderFields) {
         var credentials = CredentialPolicy.standard
         credentials.headerNames.insert("x-auth-token")
-        let (stored, fields) = StoredFields.stored(headers, credentials: credentials)
+        let received = TransportResponse(statusCode: 200, headers: headers, body: Data("body".utf8))
+        let gathered = StoredFields.gathered(received, credentials: credentials)
         let expected = CachedResponse.storedHeaders(headers, credentials: credentials)
-        #expect(stored == expected)
-        let gathered = StoredFields(expected)
-        #expect(fields.cacheControl == gathered.cacheControl)
-        #expect(fields.age == gathered.age)
-        #expect(fields.vary == gathered.vary)
-        #expect(fields.date == gathered.date)
-        #expect(fields.lastModified == gathered.lastModified)
-        #expect(fields.expires == gathered.expires)
-        #expect(fields.etag == gathered.etag)
-        #expect(fields.contentRange == gathered.contentRange)
+        let kept = gathered.received.headers.fields.indices.filter { gathered.removed & (1 << UInt64($0)) == 0 }
+        #expect(HeaderFields(fields: kept.map { gathered.received.headers.fields[$0] }) == expected)
+        #expect(gathered.headerBytes == expected.reduce(0) { $0 + $1.name.utf8.count + $1.value.utf8.count })
+        let fields = gathered.fields
+        let expectedFields = StoredFields(expected)
+        #expect(fields.cacheControl == expectedFields.cacheControl)
+        #expect(fields.age == expectedFields.age)
+        #expect(fields.vary == expectedFields.vary)
+        #expect(fields.date == expectedFields.date)
+        #expect(fields.lastModified == expectedFields.lastModified)
+        #expect(fields.expires == expectedFields.expires)
+        #expect(fields.etag == expectedFields.etag)
+        #expect(fields.contentRange == expectedFields.contentRange)
+    }
+
+    /// A field the stored response is read by is left out, and not read, when the policy names it a credential.
+    @Test func aReadFieldThatIsACredentialIsNeitherStoredNorRead() {
+        var credentials = CredentialPolicy.standard
+        credentials.headerNames.insert("etag")
+        let headers: HeaderFields = ["ETag": "\"secret\"", "Date": "Thu, 26 Nov 2026 13:00:00 GMT"]
+        let gathered = StoredFields.gathered(
+            TransportResponse(statusCode: 200, headers: headers), credentials: credentials)
+        #expect(gathered.removed == 0)  // A credential is not held: the response is filtered.
+        #expect(gathered.received.headers.map(\.name) == ["Date"])
+        #expect(gathered.fields.etag == nil)
+        #expect(gathered.fields.date == "Thu, 26 Nov 2026 13:00:00 GMT")
+        #expect(gathered.headerBytes == "Date".utf8.count + "Thu, 26 Nov 2026 13:00:00 GMT".utf8.count)
     }
 
     @Test func whatConnectionListsIsNeitherStoredNorRead() {
         let headers: HeaderFields = ["Expires": "0", "Connection": "expires", "ETag": "\"a\""]
-        let (stored, fields) = StoredFields.stored(headers, credentials: .standard)
-        #expect(stored == ["ETag": "\"a\""])
-        #expect(fields.expires == nil)
-        #expect(fields.etag == "\"a\"")
+        let gathered = StoredFields.gathered(
+            TransportResponse(statusCode: 200, headers: headers), credentials: .standard)
+        #expect(gathered.received.headers == ["ETag": "\"a\""])
+        #expect(gathered.removed == 0)
+        #expect(gathered.fields.expires == nil)
+        #expect(gathered.fields.etag == "\"a\"")
     }
 }

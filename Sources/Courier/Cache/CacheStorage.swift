@@ -183,36 +183,48 @@ struct CacheStorage {
     mutating func insert(
         _ entry: CachedResponse, url: URLText, partition: CachePartition, replacing headers: HeaderFields
     ) -> Insertion {
+        let fits =
+            limits.maxEntries > 0 && entry.byteCount <= limits.maxEntryBytes && entry.byteCount <= limits.maxBytes
         // A URL stored for the first time, the common case of a service calling distinct resources, has no variant to
-        // replace or to make room among: the lookup that finds the variants to replace says so, and the room is not
-        // looked up again (a second hash of the URL and the partition, about 270 instructions per store).
+        // replace or to make room among: the slot it takes is added to the index in the same lookup that finds that
+        // nothing is stored for it (looking up, then adding, hashed and probed the index twice).
+        let variants: VariantSlots?
+        if fits {
+            let slot = freeSlots.last ?? slots.count
+            variants = index.addIfFirst(slot, url: url, partition: partition)
+            if variants == nil { return place(entry, inSlot: slot, url: url, partition: partition, replaced: 0) }
+        } else {
+            variants = index.slots(url: url, partition: partition)
+        }
         var replaced = 0
-        var hadVariants = false
-        if let variants = index.slots(url: url, partition: partition) {
-            hadVariants = true
-            replaced = removeVariants(variants, matching: headers)
-        }
-        guard limits.maxEntries > 0, entry.byteCount <= limits.maxEntryBytes, entry.byteCount <= limits.maxBytes else {
-            return Insertion(stored: false, replaced: replaced, evicted: 0)
-        }
-        while hadVariants, let variants = index.slots(url: url, partition: partition),
-            variants.count >= Self.maxVariants, let oldest = variants.first
+        if let variants { replaced = removeVariants(variants, matching: headers) }
+        guard fits else { return Insertion(stored: false, replaced: replaced, evicted: 0) }
+        while let variants = index.slots(url: url, partition: partition), variants.count >= Self.maxVariants,
+            let oldest = variants.first
         {
             remove(oldest)
             replaced += 1
         }
+        let slot = freeSlots.last ?? slots.count
+        index.append(slot, url: url, partition: partition)
+        return place(entry, inSlot: slot, url: url, partition: partition, replaced: replaced)
+    }
+
+    /// Puts `entry` in `slot` (the last free slot, or the next new one), already indexed, as the most recently used,
+    /// then evicts least recently used entries until the limits hold.
+    private mutating func place(
+        _ entry: CachedResponse, inSlot slot: Int, url: URLText, partition: CachePartition, replaced: Int
+    ) -> Insertion {
         lastNodeID &+= 1
-        let node = Node(id: lastNodeID, entry: entry, url: url, partition: partition)
-        let slot: Int
-        if let free = freeSlots.popLast() {
-            slot = free
-            slots[slot] = node
+        // Built in place: a node built first and then stored was copied, each of its references retained and
+        // released once more.
+        if slot == slots.count {
+            slots.append(Node(id: lastNodeID, entry: entry, url: url, partition: partition))
         } else {
-            slot = slots.count
-            slots.append(node)
+            freeSlots.removeLast()
+            slots[slot] = Node(id: lastNodeID, entry: entry, url: url, partition: partition)
         }
         linkAsNewest(slot)
-        index.append(slot, url: url, partition: partition)
         count += 1
         totalBytes += entry.byteCount
         var evicted = 0
@@ -220,7 +232,7 @@ struct CacheStorage {
             remove(victim)
             evicted += 1
         }
-        return Insertion(stored: true, replaced: replaced, evicted: evicted, generation: node.id)
+        return Insertion(stored: true, replaced: replaced, evicted: evicted, generation: lastNodeID)
     }
 
     /// Keeps a decoded body beside the entry stored in `slot`, if it is still generation `id` and has none yet,

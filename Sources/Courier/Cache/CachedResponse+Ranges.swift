@@ -4,20 +4,20 @@ import Foundation
 /// combining two parts of one representation.
 extension CachedResponse {
     /// Whether this entry holds part of a representation (a stored `206`): it answers only `Range` requests.
-    var isPartial: Bool { response.statusCode == 206 }
+    var isPartial: Bool { statusCode == 206 }
 
     /// The bytes held and the length of the whole representation: a `200` holds all of its body.
     private var held: ContentRange? {
         if let contentRange { return contentRange }
-        guard response.statusCode == 200 else { return nil }
-        return ContentRange(bytes: 0..<response.body.count, length: response.body.count)
+        guard statusCode == 200 else { return nil }
+        return ContentRange(bytes: 0..<body.count, length: body.count)
     }
 
     /// Whether this is a `206` whose body is exactly the range its `Content-Range` names: anything else is not
     /// stored, since serving it would hand out bytes at positions the server never vouched for.
     var isWellFormedPartial: Bool {
         guard let contentRange else { return false }
-        return contentRange.bytes.count == response.body.count
+        return contentRange.bytes.count == body.count
     }
 
     /// This entry as the `206` answer to `spec` (RFC 9110 §14.2), the stored header fields kept and the framing

@@ -14,10 +14,11 @@ public struct CachedResponse: Sendable {
     /// The stored response: status, header fields (hop-by-hop fields removed, RFC 9111 §3.1, and `Set-Cookie`, which
     /// belongs to the caller who received it) and body.
     public internal(set) var response: TransportResponse {
-        get { stored.fields.response }
+        get { stored.fields.storedResponse(reserving: 0) }
         set {
             var fields = stored.fields
-            fields.response = newValue
+            fields.received = newValue
+            fields.removed = 0
             stored = Stored(fields)
             // A derived answer (a range served from this entry) is not what the cache stores: nothing made from it
             // may be kept beside the stored entry, and nothing kept there may answer for it.
@@ -85,8 +86,29 @@ public struct CachedResponse: Sendable {
     /// the plan, and as a plain struct of fifteen fields each copy moved and retained all of them.
     private var stored: Stored
 
+    /// The stored response's status, read without building the response (see ``Fields/received``).
+    var statusCode: Int { stored.fields.received.statusCode }
+    /// The stored response's body, read without building the response.
+    var body: Data { stored.fields.received.body }
+
+    /// Whether the stored response has a field named `canonicalName` (lower case), read without building it.
+    func storesField(named canonicalName: String) -> Bool {
+        let fields = stored.fields.received.headers.fields
+        let removed = stored.fields.removed
+        return fields.indices.contains { fields[$0].hasName(canonicalName) && removed & (1 << UInt64($0)) == 0 }
+    }
+
     struct Fields: Sendable {
-        var response: TransportResponse
+        /// The response as received, shared with whoever else holds it: the fields `removed` marks are not part of
+        /// what is stored, and ``storedResponse(reserving:)`` leaves them out when the stored response is read.
+        /// Building the stored header list and response when the entry was made cost two allocations and about
+        /// 1,000 instructions per stored response (and their release at eviction), for a list that nearly every
+        /// response needs only when it is served, once a second at most (``CachedResponse/Served``), which copies
+        /// the header fields to add `Age` anyway.
+        var received: TransportResponse
+        /// Bit `i` set: `received.headers.fields[i]` is not stored. Only hop-by-hop fields are marked: a response
+        /// with a cookie or a credential to leave out is kept without it (``StoredFields/gathered(_:credentials:)``).
+        var removed: UInt64
         var requestTime: Date
         var responseTime: Date
         var freshnessLifetime: TimeInterval
@@ -101,6 +123,18 @@ public struct CachedResponse: Sendable {
         var varyNames: [String]
         var varyValues: [String?]
         var variesOnEverything: Bool
+
+        /// The stored response: `received` itself when it keeps every field and names no URL (a stored response is
+        /// its request's), else a new response of the fields kept, with room for `extra` more in its header list.
+        func storedResponse(reserving extra: Int) -> TransportResponse {
+            guard removed != 0 || received.url != nil else { return received }
+            let fields = received.headers.fields
+            var kept: [HeaderFields.Field] = []
+            kept.reserveCapacity(fields.count - removed.nonzeroBitCount + extra)
+            for index in fields.indices where removed & (1 << UInt64(index)) == 0 { kept.append(fields[index]) }
+            return TransportResponse(
+                statusCode: received.statusCode, headers: HeaderFields(fields: kept), body: received.body)
+        }
     }
 
     /// The parsed fields, immutable: an entry that changes one (a range served from it) gets a new box.
@@ -134,8 +168,8 @@ public struct CachedResponse: Sendable {
         response: TransportResponse, request: TransportRequest, requestTime: Date, responseTime: Date,
         defaultFreshness: TimeInterval?
     ) {
-        let (headers, fields) = StoredFields.stored(response.headers, credentials: request.credentials)
-        let stored = TransportResponse(statusCode: response.statusCode, headers: headers, body: response.body)
+        let gathered = StoredFields.gathered(response, credentials: request.credentials)
+        let fields = gathered.fields
         let directives = CacheControl.parse(fields.cacheControl)
         let date = fields.date.flatMap { HTTPDate.parse($0, now: responseTime) }
         let dateValue = date ?? responseTime  // RFC 9110 §6.6.1: a recipient with a clock supplies the Date.
@@ -154,11 +188,12 @@ public struct CachedResponse: Sendable {
         let variesOnEverything = vary.contains("*") || vary.count > Self.maxVaryNames
         let varyNames = variesOnEverything ? [] : vary
         let varyValues = varyNames.map { Self.normalizedValue(of: $0, in: request.headers) }
-        let byteCount = headers.reduce(response.body.count) { $0 + $1.name.utf8.count + $1.value.utf8.count }
+        let byteCount = gathered.headerBytes + response.body.count
         let contentRange = response.statusCode == 206 ? fields.contentRange.flatMap(ContentRange.init) : nil
         self.stored = Stored(
             Fields(
-                response: stored, requestTime: requestTime, responseTime: responseTime,
+                received: gathered.received, removed: gathered.removed, requestTime: requestTime,
+                responseTime: responseTime,
                 freshnessLifetime: lifetime.seconds, isHeuristic: lifetime.isHeuristic, etag: etag,
                 lastModified: lastModified, byteCount: byteCount, contentRange: contentRange,
                 defaultFreshness: defaultFreshness, directives: directives, correctedInitialAge: correctedInitialAge,
@@ -189,7 +224,8 @@ public struct CachedResponse: Sendable {
         let seconds = age(at: now)
         let age = seconds.isFinite ? Int(min(max(seconds, 0), Double(Int32.max))) : 0
         if let lastServed, lastServed.age == age { return lastServed }
-        var served = response
+        // Built with room for `Age`: the fields are copied here in any case, once.
+        var served = stored.fields.storedResponse(reserving: 1)
         served.headers["Age"] = String(age)
         return Served(age: age, response: served)
     }

@@ -134,12 +134,12 @@ enum Freshness {
     /// prevent storage: this cache is private and partitions entries by credential. A response that could never
     /// be reused (no lifetime, no validator, no stale window) is not kept, to spend memory only where it helps.
     static func isStorable(_ entry: CachedResponse, requestDirectives: CacheControl) -> Bool {
-        let status = entry.response.statusCode
+        let status = entry.statusCode
         let directives = entry.directives
         guard isStorableFinalStatus(status), !forbidsStorage(directives, status: status), !requestDirectives.noStore,
             !entry.variesOnEverything,
             hasStorableFreshness(
-                status: status, directives: directives, hasExpires: entry.response.headers.contains("Expires")),
+                status: status, directives: directives, hasExpires: entry.storesField(named: "expires")),
             status != 206 || entry.isWellFormedPartial
         else { return false }
         return entry.freshnessLifetime > 0 || entry.etag != nil || entry.lastModified != nil

@@ -11,7 +11,7 @@ extension ResponseCache {
     /// make room count in ``statistics``.
     nonisolated func keepDecoded(_ value: DecodedValue, beside entry: CachedResponse) {
         guard value.isValue, let slot = entry.storageSlot, entry.generation != 0 else { return }
-        let bytes = entry.response.body.count
+        let bytes = entry.body.count
         state.withLock { state in
             state.counters.evictions += state.storage.keepDecoded(value, bytes: bytes, slot: slot, id: entry.generation)
         }

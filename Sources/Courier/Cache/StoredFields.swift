@@ -20,49 +20,88 @@ struct StoredFields {
 
     private init() {}
 
-    /// The fields `headers` keeps when it is stored (``CachedResponse/storedHeaders(_:credentials:)``), and those
-    /// fields gathered, in one pass over them: as two passes (the fields to remove, then the fields to read), each
-    /// field was visited three times, with its strings retained and released on each visit, about a fifth of storing
-    /// a response.
-    static func stored(_ headers: HeaderFields, credentials: CredentialPolicy) -> (HeaderFields, StoredFields) {
+    /// A response as the cache keeps it, and its fields gathered.
+    struct Gathered {
+        /// The response the entry keeps: the one received, or (rarely) one of the fields kept.
+        var received: TransportResponse
+        /// Bit `i` set: `received.headers.fields[i]` is not stored (see ``CachedResponse/Fields/removed``).
+        var removed: UInt64
+        /// `Σ (name.utf8.count + value.utf8.count)` over the fields stored.
+        var headerBytes: Int
+        var fields: StoredFields
+    }
+
+    /// The fields of `response` that a cache stores (``CachedResponse/storedHeaders(_:credentials:)``), marked in one
+    /// pass over them, and those fields gathered and counted in the same pass. A response whose fields left out are
+    /// all hop-by-hop (`Connection: keep-alive`, which nearly every server sends) is kept as it is, with those fields
+    /// marked: a list of the fields kept is built only when the stored response is read.
+    ///
+    /// As two passes (the fields to remove, then the fields to read), each field was visited three times, with its
+    /// strings retained and released on each visit, about a fifth of storing a response.
+    static func gathered(_ response: TransportResponse, credentials: CredentialPolicy) -> Gathered {
+        let headers = response.headers
         let fields = headers.fields
         var gathered = StoredFields()
-        var kept: [HeaderFields.Field] = []
-        var removesAny = false
+        var removed: UInt64 = 0
+        var bytes = 0
+        // A mark per field: a longer list (never seen from a real server) is filtered at once.
+        guard fields.count <= UInt64.bitWidth else { return filtered(response, credentials: credentials) }
         for index in fields.indices {
-            guard CachedResponse.isRemoved(fields[index].canonicalName, credentials) else {
-                if removesAny { kept.append(fields[index]) }
-                gathered.gather(fields[index])
+            // The name is read once, and a field is looked up among those gathered first: none of them is ever left
+            // out but as a credential, so for them only the policy is asked.
+            let name = fields[index].canonicalName
+            if let gatheredName = Name(name) {
+                guard credentials.contains(canonicalName: name) else {
+                    gathered.take(fields[index].value, as: gatheredName)
+                    bytes += fields[index].name.utf8.count + fields[index].value.utf8.count
+                    continue
+                }
+            } else if !CachedResponse.isRemoved(name, credentials) {
+                bytes += fields[index].name.utf8.count + fields[index].value.utf8.count
                 continue
             }
-            // A `Connection` that lists fields (other than `keep-alive`, which is never stored) removes them wherever
-            // they are, before or after it: the fields are then filtered first and gathered after.
-            if fields[index].hasName("connection"), !CachedResponse.isKeepAlive(fields[index].value) {
-                let stored = CachedResponse.storedHeaders(headers, credentials: credentials)
-                return (stored, StoredFields(stored))
+            // Only a hop-by-hop field is marked and left in the response kept: a cookie or a credential the server
+            // handed to one caller is not held by the cache at all, so the response is filtered. So is one whose
+            // `Connection` lists fields (other than `keep-alive`, which is never stored), since it removes them
+            // wherever they are, before or after it: the fields are then filtered first and gathered after.
+            if !CachedResponse.isHopByHop(name) || credentials.contains(canonicalName: name)
+                || (fields[index].hasName("connection") && !CachedResponse.isKeepAlive(fields[index].value))
+            {
+                return filtered(response, credentials: credentials)
             }
-            if !removesAny {
-                removesAny = true
-                kept.reserveCapacity(fields.count - 1)
-                kept.append(contentsOf: fields[..<index])
-            }
+            removed |= 1 << UInt64(index)
         }
-        return (removesAny ? HeaderFields(fields: kept) : headers, gathered)
+        return Gathered(received: response, removed: removed, headerBytes: bytes, fields: gathered)
+    }
+
+    /// ``gathered(_:credentials:)`` for the unusual response: its stored fields filtered into a new response first.
+    @inline(never)
+    private static func filtered(_ response: TransportResponse, credentials: CredentialPolicy) -> Gathered {
+        let headers = CachedResponse.storedHeaders(response.headers, credentials: credentials)
+        let bytes = headers.reduce(0) { $0 + $1.name.utf8.count + $1.value.utf8.count }
+        return Gathered(
+            received: TransportResponse(statusCode: response.statusCode, headers: headers, body: response.body),
+            removed: 0, headerBytes: bytes, fields: StoredFields(headers))
     }
 
     /// Takes `field`'s value if it is one of the fields gathered.
     @inline(__always)
     private mutating func gather(_ field: HeaderFields.Field) {
-        switch Name(field.canonicalName) {
-        case .cacheControl: cacheControl.append(field.value)
-        case .age: age.append(field.value)
-        case .vary: vary.append(field.value)
-        case .date: Self.add(field.value, to: &date)
-        case .lastModified: Self.add(field.value, to: &lastModified)
-        case .expires: Self.add(field.value, to: &expires)
-        case .etag: Self.add(field.value, to: &etag)
-        case .contentRange: Self.add(field.value, to: &contentRange)
-        case nil: break
+        if let name = Name(field.canonicalName) { take(field.value, as: name) }
+    }
+
+    /// Takes `value`, the value of a field named `name`.
+    @inline(__always)
+    private mutating func take(_ value: String, as name: Name) {
+        switch name {
+        case .cacheControl: cacheControl.append(value)
+        case .age: age.append(value)
+        case .vary: vary.append(value)
+        case .date: Self.add(value, to: &date)
+        case .lastModified: Self.add(value, to: &lastModified)
+        case .expires: Self.add(value, to: &expires)
+        case .etag: Self.add(value, to: &etag)
+        case .contentRange: Self.add(value, to: &contentRange)
         }
     }
 

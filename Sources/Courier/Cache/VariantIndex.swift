@@ -54,6 +54,27 @@ struct VariantIndex {
         }
     }
 
+    /// Adds `slot` as the only variant for `url` and `partition` when nothing is stored for them, in one lookup;
+    /// otherwise adds nothing and returns the slots stored.
+    mutating func addIfFirst(_ slot: Int, url: URLText, partition: CachePartition) -> VariantSlots? {
+        guard partition.isAnonymous else {
+            if let variants = slots(url: url, partition: partition) { return variants }
+            append(slot, url: url, partition: partition)
+            return nil
+        }
+        if anonymous.isEmpty, anonymous.capacity < room { anonymous.reserveCapacity(room) }
+        var stored: VariantSlots?
+        // An absent URL is added with an empty list by the subscript, and given its slot in place.
+        modify(&anonymous[url, default: VariantSlots()]) { variants in
+            if variants.isEmpty { variants.append(slot) } else { stored = variants }
+        }
+        return stored
+    }
+
+    /// Calls `body` on the value `access` yields: one lookup for a read and a write of a dictionary's value.
+    @inline(__always)
+    private func modify<Value>(_ value: inout Value, _ body: (inout Value) -> Void) { body(&value) }
+
     /// Removes `slot` from `url` and `partition`, and the URL once nothing is left under it.
     mutating func remove(_ slot: Int, url: URLText, partition: CachePartition) {
         if partition.isAnonymous {
