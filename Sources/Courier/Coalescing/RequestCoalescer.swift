@@ -140,7 +140,8 @@ public actor RequestCoalescer<Key: Hashable & Sendable, Value: Sendable> {
         // check here as well would cost every call a read of its task's status.
         let waiterID = waiterIDs.add(1, ordering: .relaxed).newValue
         var registration = Table.Registration.cancelled
-        let value = try await withTaskCancellationHandler {
+        // The executor-inheriting form, as in `join(_:tag:deadline:)`: two executor checks fewer per caller.
+        let value = try await _unsafeInheritExecutor_withTaskCancellationHandler {
             try await withUnsafeThrowingContinuation { (waiter: Table.Waiter) in
                 registration = enter(waiter, id: waiterID, tag: tag, for: key, operation: operation)
             }
@@ -176,7 +177,9 @@ public actor RequestCoalescer<Key: Hashable & Sendable, Value: Sendable> {
         var registration: Table.Registration? = .cancelled
         let value: Value
         do {
-            value = try await withTaskCancellationHandler {
+            // The executor-inheriting form: the public one takes an `isolation` and checks the executor on entry and
+            // again after its operation, two of a joiner's executor checks (Docs/Performance.md#joining).
+            value = try await _unsafeInheritExecutor_withTaskCancellationHandler {
                 try await withUnsafeThrowingContinuation { (waiter: Table.Waiter) in
                     registration = enterAsJoiner(waiter, id: waiterID, tag: tag, for: key, deadline: deadline)
                 }
