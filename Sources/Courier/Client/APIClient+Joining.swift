@@ -8,6 +8,8 @@ extension APIClient {
     struct Joining: Sendable {
         /// The flight's key, as the call's request was built with it (``BuiltRequest/sharingKey``).
         let key: RequestKey
+        /// Where the look found the flight: joining it does not hash the key again.
+        let sighting: RequestCoalescer<RequestKey, Exchange>.Sighting
         /// The request the call would send, for the flight's `Vary` (``Exchange/serves(_:)``).
         let request: TransportRequest
     }
@@ -22,12 +24,13 @@ extension APIClient {
     func joining(_ request: RequestFields, _ adapted: Adapted, _ outgoing: Outgoing) -> Joining? {
         // The key built with the request serves while the request is sent as built: not for a conditional request.
         // Cheapest first: a call that leads (no flight in the air, most calls) pays one lock and one comparison.
-        guard let known = adapted.sharingKey, coalescer.isInFlight(known), !adapted.isPrivate,
+        guard let known = adapted.sharingKey, let sighting = coalescer.sighting(of: known), !adapted.isPrivate,
             outgoing.fallback == nil, request.streamed == nil, outgoing.request.sharesStorage(with: adapted.request),
             !instrumentation.isListening,
+            // `known` itself, when the request's policy lets it share: the key the sighting is of.
             let key = coalescingKey(for: outgoing.request, policy: request.coalescing, partition: nil, known: known)
         else { return nil }
-        return Joining(key: key, request: outgoing.request)
+        return Joining(key: key, sighting: sighting, request: outgoing.request)
     }
 
     /// Step 5 for a call that joins a flight in the air (``joining(_:_:_:)``), then step 6: the flight's exchange as
@@ -44,7 +47,8 @@ extension APIClient {
         decodingOnce shared: SharedDecoding?
     ) async throws -> Exchange {
         let deadline = deadline(of: request, since: start)
-        if let coalesced = try await coalescer.join(joining.key, tag: id.rawValue, deadline: deadline),
+        if let coalesced = try await coalescer.join(
+            joining.key, at: joining.sighting, tag: id.rawValue, deadline: deadline),
             coalesced.value.serves(joining.request)
         {
             return try checked(joined(coalesced, id: id), for: request)

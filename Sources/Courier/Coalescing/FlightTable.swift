@@ -164,6 +164,9 @@ struct FlightTable<Key: Hashable & Sendable, Value: Sendable> {
     }
 
     private(set) var flights: [Key: Flight] = [:]
+    /// Changes whenever a flight is added to or removed from `flights`: an index into it taken while it had this value
+    /// is still the same flight's (``Sighting``). Joining changes a flight in place, which moves no index.
+    private var layout: UInt64 = 0
     /// Kept alongside `flights` so the waiter count is O(1) instead of a sum over every flight.
     private(set) var waiting = 0
     /// Number of times a flight reported its outcome, including stale reports from abandoned flights.
@@ -190,32 +193,50 @@ struct FlightTable<Key: Hashable & Sendable, Value: Sendable> {
             return Self.join(&flights.values[index], waiter, id: waiterID, tag: tag)
         }
         let flightID = waiterID
+        layout &+= 1
         flights[key] = Flight(
             id: flightID, task: nil, waiters: Waiters(first: waiterID, waiter, tag: tag), attributing: attributing(),
             owner: tag)
         return (.lead(flightID: flightID), nil)
     }
 
-    /// Whether a flight for `key` is in the table; an empty table answers without hashing the key.
-    func hasFlight(for key: Key) -> Bool {
-        !flights.isEmpty && flights.index(forKey: key) != nil
+    /// Where a look found the flight for a key: a caller that joins it soon after finds it again without hashing the key,
+    /// unless a flight was added or removed meanwhile.
+    struct Sighting: Sendable {
+        fileprivate let index: [Key: Flight].Index
+        fileprivate let layout: UInt64
+    }
+
+    /// Where the flight for `key` is in the table, or `nil` when there is none; an empty table answers without hashing
+    /// the key.
+    func sighting(of key: Key) -> Sighting? {
+        guard !flights.isEmpty, let index = flights.index(forKey: key) else { return nil }
+        return Sighting(index: index, layout: layout)
     }
 
     /// Adds a waiter to the flight for `key`, as ``register(_:id:tag:for:isCancelled:attributing:)`` does, but never
     /// opens one: `nil` when there is no flight for `key` (and nothing changed).
     ///
     /// A `deadline` is added to the flight's bounds in the same access; `timer` is then the time the flight's timer must
-    /// be set to (see ``addDeadline(_:_:to:flightID:)``).
+    /// be set to (see ``addDeadline(_:_:to:flightID:)``). With the `sighting` of `key` a look returned, the flight is
+    /// found without hashing the key when no flight was added or removed since.
     mutating func join(
-        _ waiter: Waiter, id waiterID: UInt64, tag: UInt64, for key: Key, isCancelled: Bool,
-        deadline: (at: Duration, WaiterDeadline)?
+        _ waiter: Waiter, id waiterID: UInt64, tag: UInt64, for key: Key, at sighting: Sighting? = nil,
+        isCancelled: Bool, deadline: (at: Duration, WaiterDeadline)?
     ) -> (registration: Registration, attribution: Attribution?, timer: Duration?)? {
         if isCancelled { return (.cancelled, nil, nil) }
-        guard let index = flights.index(forKey: key) else { return nil }
+        guard let index = index(of: key, at: sighting) else { return nil }
         waiting += 1
         let (registration, attribution) = Self.join(&flights.values[index], waiter, id: waiterID, tag: tag)
         guard let (at, deadline) = deadline else { return (registration, attribution, nil) }
         return (registration, attribution, Self.addDeadline(at, deadline, to: &flights.values[index]))
+    }
+
+    /// The index of the flight for `key`: the sighted one while the table's layout is unchanged, else looked up.
+    private func index(of key: Key, at sighting: Sighting?) -> [Key: Flight].Index? {
+        guard let sighting, sighting.layout == layout else { return flights.index(forKey: key) }
+        assert(flights.keys[sighting.index] == key, "a sighting of another key")
+        return sighting.index
     }
 
     /// The id of the flight at `index`, read in place: a read through `flights.values` copies the whole flight.
@@ -267,6 +288,7 @@ struct FlightTable<Key: Hashable & Sendable, Value: Sendable> {
         // An abandoned flight was removed when its last waiter left, and the key may now belong to a newer flight:
         // only the flight that is still in the table may remove the entry or resolve its waiters.
         guard let index = flights.index(forKey: key), id(at: index) == flightID else { return nil }
+        layout &+= 1
         let flight = flights.remove(at: index).value
         waiting -= flight.waiters.count
         // The waiters are handed back as they are stored: copying them into an array would allocate once per flight.
@@ -330,6 +352,7 @@ struct FlightTable<Key: Hashable & Sendable, Value: Sendable> {
             }
         }
         if policy == .cancel, flights.values[index].waiters.isEmpty {
+            layout &+= 1
             expiry.abandoned = flights.remove(at: index).value.task
             return expiry
         }
@@ -361,6 +384,7 @@ struct FlightTable<Key: Hashable & Sendable, Value: Sendable> {
             return (waiter, nil, nil, attribution)
         }
         // Remove before cancelling so a caller arriving next starts a fresh flight instead of joining a dying one.
+        layout &+= 1
         let flight = flights.remove(at: index).value
         return (waiter, flight.task, flight.bounds?.timer, attribution)
     }

@@ -140,7 +140,8 @@ public actor RequestCoalescer<Key: Hashable & Sendable, Value: Sendable> {
         // check here as well would cost every call a read of its task's status.
         let waiterID = waiterIDs.add(1, ordering: .relaxed).newValue
         var registration = Table.Registration.cancelled
-        let value = try await withTaskCancellationHandler {
+        // The executor-inheriting form, as in `join(_:tag:deadline:)`: two executor checks fewer per caller.
+        let value = try await _unsafeInheritExecutor_withTaskCancellationHandler {
             try await withUnsafeThrowingContinuation { (waiter: Table.Waiter) in
                 registration = enter(waiter, id: waiterID, tag: tag, for: key, operation: operation)
             }
@@ -156,29 +157,37 @@ public actor RequestCoalescer<Key: Hashable & Sendable, Value: Sendable> {
 
     // MARK: Joining Without an Operation
 
-    /// Whether a flight for `key` is in the air now: a caller that finds one may ``join(_:tag:deadline:)`` it without
-    /// building the work it would run as a leader. A snapshot: the flight may land before the caller joins.
-    nonisolated func isInFlight(_ key: Key) -> Bool {
-        table.withLock { $0.hasFlight(for: key) }
+    /// Where a look found a flight (``FlightTable/Sighting``): joining with it does not hash the key again.
+    typealias Sighting = FlightTable<Key, Value>.Sighting
+
+    /// Where the flight for `key` is, when one is in the air now: a caller that finds one may
+    /// ``join(_:at:tag:deadline:)`` it without building the work it would run as a leader. A snapshot: the flight may
+    /// land before the caller joins.
+    nonisolated func sighting(of key: Key) -> Sighting? {
+        table.withLock { $0.sighting(of: key) }
     }
 
     /// Joins the flight for `key` as ``run(_:tag:operation:)`` does, but never leads one: `nil` when there is no flight
-    /// to join (it landed since ``isInFlight(_:)`` saw it), and the caller then goes the way of a leader.
+    /// to join (it landed since ``sighting(of:)`` saw it), and the caller then goes the way of a leader. With the
+    /// `sighting` of `key`, the flight is found again without hashing the key.
     ///
     /// The caller keeps its own deadline and cancellation: it leaves at `deadline` (a point on its scheduler's clock)
     /// with `deadline.error`, or at once when its task is cancelled. Nothing here is allocated: a joiner needs no
     /// operation, and its bound is a value handed to the table under its lock.
-    nonisolated(nonsending) func join(_ key: Key, tag: UInt64, deadline: JoinDeadline?) async throws
-        -> Coalesced<Value>?
+    nonisolated(nonsending) func join(_ key: Key, at sighting: Sighting? = nil, tag: UInt64, deadline: JoinDeadline?)
+        async throws -> Coalesced<Value>?
     {
         let waiterID = waiterIDs.add(1, ordering: .relaxed).newValue
         // `nil` once the caller found no flight to join.
         var registration: Table.Registration? = .cancelled
         let value: Value
         do {
-            value = try await withTaskCancellationHandler {
+            // The executor-inheriting form: the public one takes an `isolation` and checks the executor on entry and
+            // again after its operation, two of a joiner's executor checks (Docs/Performance.md#joining).
+            value = try await _unsafeInheritExecutor_withTaskCancellationHandler {
                 try await withUnsafeThrowingContinuation { (waiter: Table.Waiter) in
-                    registration = enterAsJoiner(waiter, id: waiterID, tag: tag, for: key, deadline: deadline)
+                    registration = enterAsJoiner(
+                        waiter, id: waiterID, tag: tag, for: key, at: sighting, deadline: deadline)
                 }
             } onCancel: {
                 withdraw(key, waiterID: waiterID, error: CancellationError())
@@ -195,7 +204,8 @@ public actor RequestCoalescer<Key: Hashable & Sendable, Value: Sendable> {
     /// ``NoFlight``) when there is none.
     @inline(never)  // its temporaries stay off the async frame of `join`, which every joiner's task holds
     private nonisolated func enterAsJoiner(
-        _ waiter: Table.Waiter, id waiterID: UInt64, tag: UInt64, for key: Key, deadline: JoinDeadline?
+        _ waiter: Table.Waiter, id waiterID: UInt64, tag: UInt64, for key: Key, at sighting: Sighting?,
+        deadline: JoinDeadline?
     ) -> Table.Registration? {
         let bound = deadline.map {
             (at: $0.at, Table.WaiterDeadline(waiterID: waiterID, limit: $0.limit, error: $0.error))
@@ -203,7 +213,8 @@ public actor RequestCoalescer<Key: Hashable & Sendable, Value: Sendable> {
         let entered: (Table.Registration, Table.Attribution?)? = table.withLock { table in
             guard
                 let (registration, attribution, timer) = table.join(
-                    waiter, id: waiterID, tag: tag, for: key, isCancelled: Task.isCancelled, deadline: bound)
+                    waiter, id: waiterID, tag: tag, for: key, at: sighting, isCancelled: Task.isCancelled,
+                    deadline: bound)
             else { return nil }
             // The joiner's bound comes first of the flight's: the timer moves to it (see `addDeadline`).
             if case .joined(let flightID) = registration, let timer, let scheduler = deadline?.scheduler {
