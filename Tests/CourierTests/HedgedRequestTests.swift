@@ -126,16 +126,41 @@ struct HedgedRequestTests {
         #expect(client.metrics.hedgesSent == 0)
     }
 
-    @Test func onlyRequestsTheRetryPolicyMaySendTwiceAreHedged() throws {
+    @Test func onlyRequestsTheRetryPolicyMaySendTwiceAreHedged() async throws {
         // Hedges, retries and event-stream reconnections share the one rule: `RetryPolicy.mayResend`.
         let url = URL(string: "https://api.test/orders")!
-        let policy = RetryPolicy.default
-        #expect(policy.mayResend(TransportRequest(method: .get, url: url)))
-        #expect(policy.mayResend(TransportRequest(method: .put, url: url)))
-        #expect(!policy.mayResend(TransportRequest(method: .post, url: url)))
-        #expect(policy.mayResend(TransportRequest(method: .post, url: url, headers: ["Idempotency-Key": "order-42"])))
-        let getsOnly = RetryPolicy(idempotentMethods: [.get])
-        #expect(!getsOnly.mayResend(TransportRequest(method: .put, url: url)))
+        #expect(!RetryPolicy.default.mayResend(TransportRequest(method: .post, url: url)))
+        #expect(
+            RetryPolicy.default.mayResend(
+                TransportRequest(method: .post, url: url, headers: ["Idempotency-Key": "order-42"])))
+        // A hedging client hedges a PUT under the default policy, and not under one that resends only GETs.
+        #expect(try await Self.hedgesOfAPut(under: .default) == 1)
+        #expect(try await Self.hedgesOfAPut(under: RetryPolicy(idempotentMethods: [.get])) == 0)
+    }
+
+    /// Sends a `PUT` whose first attempt never answers through a client hedging after 50 ms, under `policy`: the hedges
+    /// it sent (the call is cancelled when none is scheduled).
+    private static func hedgesOfAPut(under policy: RetryPolicy) async throws -> Int {
+        let clock = ManualClock()
+        let transport = StubTransport { _, index in
+            guard index == 0 else { return .text(200, "copy") }
+            try await Task.sleep(for: .seconds(3_600))  // until cancelled
+            return .text(200, "first")
+        }
+        var configuration = APIClient.Configuration(transport: transport, cache: nil, retryPolicy: policy, clock: clock)
+        configuration.resilience.hedging = HedgingPolicy(delay: .fixed(.milliseconds(50)))
+        let client = APIClient(baseURL: URL(string: "https://api.test")!, configuration: configuration)
+        let call = Task { try await client.send(APIRequest<Data>.put("/orders/42", body: Data("{}".utf8))) }
+        while transport.requests.isEmpty { await Task.yield() }
+        for _ in 0..<200 { await Task.yield() }
+        if clock.pendingSleeps.contains(.milliseconds(50)) {
+            clock.advance(by: .milliseconds(50))
+            #expect(String(decoding: try await call.value.value, as: UTF8.self) == "copy")
+        } else {
+            call.cancel()
+            _ = try? await call.value
+        }
+        return client.metrics.hedgesSent
     }
 
     @Test func anAdaptiveDelayIsThePercentileOfRecentLatencies() {
