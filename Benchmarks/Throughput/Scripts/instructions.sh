@@ -5,7 +5,12 @@
 # repeat to within about 1 % from run to run on this machine, where the throughput's rounds of one contender vary by
 # up to 2x; they count the client's whole process (event loops, URLSession's threads), never nginx.
 #
-#   bash Benchmarks/Throughput/Scripts/instructions.sh [NAME ...]     (default: every contender)
+#   bash Benchmarks/Throughput/Scripts/instructions.sh [--repeat K] [NAME ...]     (default: every contender)
+#
+# With --repeat K the contenders run K times over, interleaved (A B A B ...), and the table gives each repetition and
+# the median. The whole-process count moves by a few percent from one sitting to the next (how often the event loops
+# and the task pool wake each other), so compare contenders only within one run: the ratio rows do that, per
+# repetition, against the first contender.
 #
 # Method: each contender runs twice under callgrind with the same 1,200-request warm-up (which also fills Courier's
 # cache past its 1,000 entries, so every store evicts, as in a long run) and N = 300 or 1,300 measured requests;
@@ -22,6 +27,12 @@ swift build -c release --product CourierAHCThroughput >&2
 binary="$prefix/CourierAHCThroughput"
 objcopy --strip-debug "$(swift build -c release --show-bin-path)/CourierAHCThroughput" "$binary"
 
+repeat=1
+if [ "${1:-}" = "--repeat" ]; then
+    repeat=${2:?--repeat takes a count}
+    [[ "$repeat" =~ ^[1-9][0-9]*$ ]] || { echo "--repeat takes a positive count" >&2; exit 2; }
+    shift 2
+fi
 if [ $# -eq 0 ]; then
     set -- "raw AsyncHTTPClient" "Courier + AsyncHTTPClientTransport" "Courier + AsyncHTTPClientTransport, no cache" \
         "raw URLSession" "Courier + URLSessionTransport"
@@ -33,10 +44,41 @@ run() {
         --only "$name" --single "$count" --concurrency 100 >"$out.log" 2>&1 || { cat "$out.log" >&2; return 1; }
     awk '/^(summary|totals):/ { print $2; exit }' "$out"
 }
-echo "| contender | instructions per request |"
-echo "|---|---:|"
+declare -A counts
+for ((round = 1; round <= repeat; round++)); do
+    for name in "$@"; do
+        small=$(run "$name" 300)
+        large=$(run "$name" 1300)
+        counts["$name,$round"]=$(( (large - small) / 1000 ))
+    done
+done
+median() { printf '%s\n' "$@" | sort -n | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : int((v[NR / 2] + v[NR / 2 + 1]) / 2) }'; }
+if [ "$repeat" -eq 1 ]; then
+    echo "| contender | instructions per request |"
+    echo "|---|---:|"
+    for name in "$@"; do printf '| %s | %s |\n' "$name" "${counts["$name,1"]}"; done
+    exit 0
+fi
+printf '| contender |'; for ((round = 1; round <= repeat; round++)); do printf ' run %d |' "$round"; done; echo ' median |'
+printf '|---|'; for ((round = 0; round <= repeat; round++)); do printf -- '---:|'; done; echo
 for name in "$@"; do
-    small=$(run "$name" 300)
-    large=$(run "$name" 1300)
-    printf '| %s | %s |\n' "$name" "$(( (large - small) / 1000 ))"
+    values=()
+    printf '| %s |' "$name"
+    for ((round = 1; round <= repeat; round++)); do
+        values+=("${counts["$name,$round"]}")
+        printf ' %s |' "${counts["$name,$round"]}"
+    done
+    printf ' %s |\n' "$(median "${values[@]}")"
+done
+first=$1
+shift
+for name in "$@"; do
+    ratios=()
+    printf '| ratio: %s / %s |' "$first" "$name"
+    for ((round = 1; round <= repeat; round++)); do
+        ratio=$(awk -v a="${counts["$first,$round"]}" -v b="${counts["$name,$round"]}" 'BEGIN { printf "%.3f", a / b }')
+        ratios+=("$ratio")
+        printf ' %s |' "$ratio"
+    done
+    printf ' %s |\n' "$(printf '%s\n' "${ratios[@]}" | sort -n | awk '{ v[NR] = $1 } END { printf "%.3f", (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }')"
 done
