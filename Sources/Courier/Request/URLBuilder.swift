@@ -160,7 +160,14 @@ enum URLBuilder {
     /// Percent-encodes what a path cannot carry literally and rejects what it must never carry.
     static func escapePath(_ path: String) throws(APIError) -> String {
         // The common case, a clean ASCII path, is returned as it is, without copying.
-        if path.utf8.allSatisfy({ ByteSet.urlTarget.contains($0) && $0 != UInt8(ascii: "%") }) { return path }
+        // Over the bytes of a copy (a retain): `withUTF8` lends a small string's bytes too, where stepping through
+        // `utf8` cost about 50 instructions a byte.
+        var copy = path
+        let isClean = copy.withUTF8 { bytes in
+            for byte in bytes where !ByteSet.urlTarget.contains(byte) || byte == UInt8(ascii: "%") { return false }
+            return true
+        }
+        if isClean { return path }
         var output = [UInt8]()
         output.reserveCapacity(path.utf8.count)
         let bytes = Array(path.utf8)
