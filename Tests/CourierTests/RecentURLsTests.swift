@@ -24,6 +24,9 @@ import Testing
         let items = [URLQueryItem(name: "page", value: "2")]
         let url = try URLBuilder.url(base: base, path: "/users", query: items, recent: recent)
         #expect(url.absoluteString == "https://api.example.com/v1/users?tenant=acme&page=2")
+        // Kept from its second call (see `FirstSightURLTests`).
+        #expect(recent.url(forText: URLText(url.absoluteString)) == nil)
+        #expect(try URLBuilder.url(base: base, path: "/users", query: items, recent: recent) == url)
         #expect(recent.url(forPath: "/users") == nil)
         #expect(recent.url(forText: URLText(url.absoluteString))?.url == url)
         let other = try URLBuilder.url(

@@ -11,8 +11,10 @@ import Testing
 
     @Test func aBuiltURLIsParsedOnlyWhenRead() throws {
         let recent = RecentURLs()
-        let (entry, _) = try URLBuilder.target(
-            base: base, path: "/users", query: [URLQueryItem(name: "q", value: "a b")], recent: recent)
+        let query = [URLQueryItem(name: "q", value: "a b")]
+        // The URL's first call is not kept (see `FirstSightURLTests`); the second is.
+        _ = try URLBuilder.target(base: base, path: "/users", query: query, recent: recent)
+        let (entry, _) = try URLBuilder.target(base: base, path: "/users", query: query, recent: recent)
         #expect(!entry.isParsed)
         #expect(entry.text.text == "https://api.example.com/v1/users?tenant=acme&q=a%20b")
         #expect(entry.url == URL(string: "https://api.example.com/v1/users?tenant=acme&q=a%20b"))

@@ -28,8 +28,8 @@ struct CachePartition: Hashable, Sendable {
 /// the size of one entry. Every operation is O(1) apart from scanning the few variants stored for one URL and
 /// partition.
 ///
-/// Nodes live in an array and link to each other by index (a doubly linked list without reference counting);
-/// freed slots are reused. Lookup goes URL → partition → variant slots, so invalidating a URL finds every partition
+/// Nodes live in an array and link to each other by index (a doubly linked list without reference counting), their
+/// links in an array of their own; freed slots are reused. Lookup goes URL → partition → variant slots, so invalidating a URL finds every partition
 /// and variant without scanning the cache. A plain value with no isolation of its own: the actor owns it.
 struct CacheStorage {
     /// The bounds; see ``ResponseCache/init(maxEntries:maxBytes:maxEntryBytes:)``.
@@ -68,10 +68,6 @@ struct CacheStorage {
         var entry: CachedResponse
         let url: URLText
         let partition: CachePartition
-        /// Toward the most recently used end.
-        var newer: Int?
-        /// Toward the least recently used end.
-        var older: Int?
         /// The body as a caller decoded it, and the bytes it counts (its body's length) against the limits.
         var decoded: DecodedValue?
         var decodedBytes = 0
@@ -79,8 +75,19 @@ struct CacheStorage {
         var served: CachedResponse.Served?
     }
 
+    /// A slot's place in the least-recently-used list.
+    private struct Link {
+        /// Toward the most recently used end.
+        var newer: Int?
+        /// Toward the least recently used end.
+        var older: Int?
+    }
+
     let limits: Limits
     private var slots: [Node?] = []
+    /// The list's links, by slot: beside the nodes rather than in them, so that relinking a slot writes two integers
+    /// where writing through an optional node cost about 50 instructions a field.
+    private var links: [Link] = []
     private var freeSlots: [Int] = []
     private var newest: Int?
     private var oldest: Int?
@@ -220,6 +227,7 @@ struct CacheStorage {
         // released once more.
         if slot == slots.count {
             slots.append(Node(id: lastNodeID, entry: entry, url: url, partition: partition))
+            links.append(Link())
         } else {
             freeSlots.removeLast()
             slots[slot] = Node(id: lastNodeID, entry: entry, url: url, partition: partition)
@@ -280,6 +288,7 @@ struct CacheStorage {
     /// Removes everything.
     mutating func removeAll() {
         slots = []
+        links = []
         freeSlots = []
         newest = nil
         oldest = nil
@@ -294,7 +303,7 @@ struct CacheStorage {
         var cursor = oldest
         while let slot = cursor, let node = slots[slot] {
             result.append((node.url.text, node.entry))
-            cursor = node.newer
+            cursor = links[slot].newer
         }
         return result
     }
@@ -306,12 +315,13 @@ struct CacheStorage {
         var cursor = oldest
         var previous: Int?
         while let slot = cursor, let node = slots[slot] {
-            guard node.older == previous, index.slots(url: node.url, partition: node.partition)?.contains(slot) == true
+            guard links[slot].older == previous,
+                index.slots(url: node.url, partition: node.partition)?.contains(slot) == true
             else { return false }
             walked += 1
             bytes += node.entry.byteCount + node.decodedBytes
             previous = slot
-            cursor = node.newer
+            cursor = links[slot].newer
         }
         let indexed = index.count
         return previous == newest && walked == count && indexed == count && bytes == totalBytes
@@ -333,19 +343,15 @@ struct CacheStorage {
 
     private mutating func unlink(_ slot: Int) {
         guard slots[slot] != nil else { return }
-        // The links are read in place: `if let node = slots[slot]` copied the whole node to read two of its fields.
-        let newerSlot = slots[slot].unsafelyUnwrapped.newer
-        let olderSlot = slots[slot].unsafelyUnwrapped.older
-        if let newerSlot { slots[newerSlot]?.older = olderSlot } else { newest = olderSlot }
-        if let olderSlot { slots[olderSlot]?.newer = newerSlot } else { oldest = newerSlot }
-        slots[slot]?.newer = nil
-        slots[slot]?.older = nil
+        let link = links[slot]
+        if let newerSlot = link.newer { links[newerSlot].older = link.older } else { newest = link.older }
+        if let olderSlot = link.older { links[olderSlot].newer = link.newer } else { oldest = link.newer }
+        links[slot] = Link()
     }
 
     private mutating func linkAsNewest(_ slot: Int) {
-        slots[slot]?.older = newest
-        slots[slot]?.newer = nil
-        if let newest { slots[newest]?.newer = slot }
+        links[slot] = Link(newer: nil, older: newest)
+        if let newest { links[newest].newer = slot }
         newest = slot
         if oldest == nil { oldest = slot }
     }

@@ -168,8 +168,9 @@ public struct CachedResponse: Sendable {
         response: TransportResponse, request: TransportRequest, requestTime: Date, responseTime: Date,
         defaultFreshness: TimeInterval?
     ) {
-        let gathered = StoredFields.gathered(response, credentials: request.credentials)
-        let fields = gathered.fields
+        // Taken apart as it is returned: kept whole, the fields were copied out of it (a retain of each string and
+        // list) and both copies destroyed.
+        let (received, removed, headerBytes, fields) = StoredFields.gathered(response, credentials: request.credentials)
         let directives = CacheControl.parse(fields.cacheControl)
         let date = fields.date.flatMap { HTTPDate.parse($0, now: responseTime) }
         let dateValue = date ?? responseTime  // RFC 9110 §6.6.1: a recipient with a clock supplies the Date.
@@ -188,11 +189,11 @@ public struct CachedResponse: Sendable {
         let variesOnEverything = vary.contains("*") || vary.count > Self.maxVaryNames
         let varyNames = variesOnEverything ? [] : vary
         let varyValues = varyNames.map { Self.normalizedValue(of: $0, in: request.headers) }
-        let byteCount = gathered.headerBytes + response.body.count
+        let byteCount = headerBytes + response.body.count
         let contentRange = response.statusCode == 206 ? fields.contentRange.flatMap(ContentRange.init) : nil
         self.stored = Stored(
             Fields(
-                received: gathered.received, removed: gathered.removed, requestTime: requestTime,
+                received: received, removed: removed, requestTime: requestTime,
                 responseTime: responseTime,
                 freshnessLifetime: lifetime.seconds, isHeuristic: lifetime.isHeuristic, etag: etag,
                 lastModified: lastModified, byteCount: byteCount, contentRange: contentRange,

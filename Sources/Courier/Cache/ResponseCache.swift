@@ -249,9 +249,12 @@ public actor ResponseCache {
     /// responses out without allocating or parsing. A mention is not yet a directive (it may be quoted): the caller
     /// parses the fields when this says yes.
     nonisolated static func mentionsNoStore(_ headers: HeaderFields) -> Bool {
-        headers.fields.contains { field in
-            field.hasName("cache-control") && field.value.utf8.containsIgnoringASCIICase("no-store".utf8)
+        // By index: `contains` handed its closure a copy of each field, three retains and releases per field.
+        let fields = headers.fields
+        for index in fields.indices where fields[index].hasName("cache-control") {
+            if fields[index].value.utf8.containsIgnoringASCIICase("no-store".utf8) { return true }
         }
+        return false
     }
 
     /// Weak comparison of entity tags (RFC 9110 §8.8.3.2): equal opaque tags, ignoring `W/`.

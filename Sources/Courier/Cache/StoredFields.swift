@@ -20,16 +20,11 @@ struct StoredFields {
 
     private init() {}
 
-    /// A response as the cache keeps it, and its fields gathered.
-    struct Gathered {
-        /// The response the entry keeps: the one received, or (rarely) one of the fields kept.
-        var received: TransportResponse
-        /// Bit `i` set: `received.headers.fields[i]` is not stored (see ``CachedResponse/Fields/removed``).
-        var removed: UInt64
-        /// `Σ (name.utf8.count + value.utf8.count)` over the fields stored.
-        var headerBytes: Int
-        var fields: StoredFields
-    }
+    /// A response as the cache keeps it, and its fields gathered: `received` is the response the entry keeps (the one
+    /// received, or rarely one of the fields kept); bit `i` of `removed` set means `received.headers.fields[i]` is not
+    /// stored (see ``CachedResponse/Fields/removed``); `headerBytes` is `Σ (name.utf8.count + value.utf8.count)` over
+    /// the fields stored. A tuple, so that a caller takes it apart without copying its parts.
+    typealias Gathered = (received: TransportResponse, removed: UInt64, headerBytes: Int, fields: StoredFields)
 
     /// The fields of `response` that a cache stores (``CachedResponse/storedHeaders(_:credentials:)``), marked in one
     /// pass over them, and those fields gathered and counted in the same pass. A response whose fields left out are
@@ -71,7 +66,7 @@ struct StoredFields {
             }
             removed |= 1 << UInt64(index)
         }
-        return Gathered(received: response, removed: removed, headerBytes: bytes, fields: gathered)
+        return (received: response, removed: removed, headerBytes: bytes, fields: gathered)
     }
 
     /// ``gathered(_:credentials:)`` for the unusual response: its stored fields filtered into a new response first.
@@ -79,9 +74,10 @@ struct StoredFields {
     private static func filtered(_ response: TransportResponse, credentials: CredentialPolicy) -> Gathered {
         let headers = CachedResponse.storedHeaders(response.headers, credentials: credentials)
         let bytes = headers.reduce(0) { $0 + $1.name.utf8.count + $1.value.utf8.count }
-        return Gathered(
+        return (
             received: TransportResponse(statusCode: response.statusCode, headers: headers, body: response.body),
-            removed: 0, headerBytes: bytes, fields: StoredFields(headers))
+            removed: 0, headerBytes: bytes, fields: StoredFields(headers)
+        )
     }
 
     /// Takes `field`'s value if it is one of the fields gathered.

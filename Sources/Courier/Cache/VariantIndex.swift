@@ -3,21 +3,21 @@
 /// Anonymous entries (no identity, no credential: a public API, or a client whose credential the cache never sees)
 /// are kept in a dictionary of their own, so that looking one up hashes the URL alone. Through the partitioned
 /// dictionary every lookup also hashed the partition, an identity and a list of credential lines: about 320
-/// instructions of a 7,000-instruction hit.
+/// instructions of a 7,000-instruction hit. The anonymous table is a ``VariantTable``, which never hashes a URL again.
 struct VariantIndex {
-    private var anonymous: [URLText: VariantSlots] = [:]
+    private var anonymous = VariantTable()
     private var partitioned: [URLText: [CachePartition: VariantSlots]] = [:]
 
-    /// The room the anonymous table is given when its first URL comes (see ``init(expecting:)``).
+    /// The URLs the anonymous table is given room for when its first URL comes (see ``init(expecting:)``).
     private let room: Int
 
     init() { room = 0 }
 
-    /// An index whose anonymous table gets room for twice the URLs of a full cache of `entries` (at most 4,096 URLs,
-    /// about 200 kB) once something is stored: in a table filled to half, removing the URL an eviction drops moved the
-    /// entries after it in its probe run, rehashing each, about 900 instructions per evicted entry (570 with room).
+    /// An index whose anonymous table gets room for the URLs of a full cache of `entries` (at most 2,048 URLs, about
+    /// 200 kB, then it grows) once something is stored, so that it is at most half full: removing the URL an
+    /// eviction drops moves the entries after it in its probe run, fewer the emptier the table.
     init(expecting entries: Int) {
-        room = 2 * min(max(entries, 0), 2_048)
+        room = min(max(entries, 0), 2_048)
     }
 
     /// The slots stored for `url` and `partition`, oldest first.
@@ -36,19 +36,19 @@ struct VariantIndex {
     }
 
     /// The URLs with at least one stored slot.
-    var urls: Set<String> { Set(anonymous.keys.map(\.text)).union(partitioned.keys.map(\.text)) }
+    var urls: Set<String> { Set(anonymous.urls.map(\.text)).union(partitioned.keys.map(\.text)) }
 
     /// How many slots are indexed (for consistency checks).
     var count: Int {
-        anonymous.values.reduce(0) { $0 + $1.count }
+        anonymous.allSlots.reduce(0) { $0 + $1.count }
             + partitioned.values.reduce(0) { $0 + $1.values.reduce(0) { $0 + $1.count } }
     }
 
     /// Adds `slot` as the newest variant for `url` and `partition`.
     mutating func append(_ slot: Int, url: URLText, partition: CachePartition) {
         if partition.isAnonymous {
-            if anonymous.isEmpty, anonymous.capacity < room { anonymous.reserveCapacity(room) }
-            anonymous[url, default: VariantSlots()].append(slot)
+            makeRoomIfEmpty()
+            anonymous.modify(url) { $0.append(slot) }
         } else {
             partitioned[url, default: [:]][partition, default: VariantSlots()].append(slot)
         }
@@ -62,26 +62,25 @@ struct VariantIndex {
             append(slot, url: url, partition: partition)
             return nil
         }
-        if anonymous.isEmpty, anonymous.capacity < room { anonymous.reserveCapacity(room) }
-        var stored: VariantSlots?
-        // An absent URL is added with an empty list by the subscript, and given its slot in place.
-        modify(&anonymous[url, default: VariantSlots()]) { variants in
-            if variants.isEmpty { variants.append(slot) } else { stored = variants }
+        makeRoomIfEmpty()
+        // An absent URL is given its slot in place, in the same lookup.
+        return anonymous.modify(url) { variants in
+            guard variants.isEmpty else { return variants }
+            variants.append(slot)
+            return nil
         }
-        return stored
     }
 
-    /// Calls `body` on the value `access` yields: one lookup for a read and a write of a dictionary's value.
-    @inline(__always)
-    private func modify<Value>(_ value: inout Value, _ body: (inout Value) -> Void) { body(&value) }
+    /// Gives the anonymous table its room (see ``init(expecting:)``) when the first URL comes.
+    private mutating func makeRoomIfEmpty() {
+        if anonymous.isEmpty, anonymous.capacity < 2 * room { anonymous = VariantTable(room: room) }
+    }
 
     /// Removes `slot` from `url` and `partition`, and the URL once nothing is left under it.
     mutating func remove(_ slot: Int, url: URLText, partition: CachePartition) {
         if partition.isAnonymous {
-            // Taken out and put back only if something is left: one lookup for the common single variant.
-            guard var variants = anonymous.removeValue(forKey: url) else { return }
-            variants.remove(slot)
-            if !variants.isEmpty { anonymous[url] = variants }
+            // One lookup; the URL goes when nothing is left under it.
+            anonymous.modify(url) { $0.remove(slot) }
             return
         }
         guard var partitions = partitioned.removeValue(forKey: url) else { return }

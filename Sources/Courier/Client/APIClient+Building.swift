@@ -17,16 +17,21 @@ extension APIClient {
     @inline(never)  // its temporaries stay off the async frame of `perform`, which the caller's task holds
     func prepare(_ request: RequestFields) throws(APIError) -> BuiltRequest {
         try request.method.validate()
-        let (target, isKnown) = try URLBuilder.target(
-            base: base, path: request.path, query: request.query, recent: recentURLs)
+        let target = try URLBuilder.resolve(base: base, path: request.path, query: request.query, recent: recentURLs)
         let isPlainGET = request.isPlainGET
-        if isPlainGET, let plain = target.plainGET {
+        if isPlainGET, case .entry(let entry, _) = target, let plain = entry.plainGET {
             return BuiltRequest(request: plain.request, isTrusted: plain.isTrusted, sharingKey: plain.sharingKey)
         }
         // A URL the client built on its base is not parsed here (see ``RecentURLs/Entry``): only an absolute one, whose
         // origin decides what it may receive, is read as a `URL`.
         let isAbsolute = URLBuilder.isAbsolute(request.path)
-        let isTrusted = !isAbsolute || scope.trusts(target.url)
+        // (An absolute URL is always parsed, into an entry: never a first sight.)
+        let isTrusted: Bool
+        if isAbsolute, case .entry(let entry, _) = target {
+            isTrusted = scope.trusts(entry.url)
+        } else {
+            isTrusted = !isAbsolute
+        }
         var headers = request.headers
         headers.addMissing(
             from: isTrusted || request.sendsCredentialsToAnyOrigin ? configuration.headers : scope.untrustedHeaders)
@@ -54,24 +59,34 @@ extension APIClient {
             }
         }
         try headers.validate()
-        var built = TransportRequest(
-            method: request.method, target: target, headers: headers, body: body, credentials: scope.credentials)
+        var built =
+            switch target {
+            case .entry(let entry, _):
+                TransportRequest(
+                    method: request.method, target: entry, headers: headers, body: body, credentials: scope.credentials)
+            case .firstSight(let text):
+                TransportRequest(
+                    method: request.method, unparsed: text, headers: headers, body: body, credentials: scope.credentials
+                )
+            }
         if let upload { built.streamedBody = upload }
         built.redirectPolicy = request.redirectPolicy ?? configuration.redirectPolicy
         // No credential in clear text to another machine (its own, the defaults', the token to come); for a relative
         // path that is one flag worked out with the client.
-        if isAbsolute ? !scope.allowsCleartext && Cleartext.isExposed(target.url) : scope.baseIsExposed {
+        if isAbsolute ? !scope.allowsCleartext && Cleartext.isExposed(built.url) : scope.baseIsExposed {
             try scope.refuseCleartextCredentials(
                 in: built, exposed: true, authorized: willAuthorize(request, isTrusted: isTrusted))
         }
         // A plain `GET` is kept for reuse from its URL's second call: a URL called once (a new query each time) does
         // not pay for keeping it.
-        guard isPlainGET, isKnown else { return BuiltRequest(request: built, isTrusted: isTrusted) }
+        guard isPlainGET, case .entry(let entry, isKnown: true) = target else {
+            return BuiltRequest(request: built, isTrusted: isTrusted)
+        }
         let plain = RecentURLs.PlainGET(
             request: built, isTrusted: isTrusted,
             sharingKey: RequestKey(
                 built, varyingOn: configuration.coalescingHeaders, ignoring: configuration.coalescingIgnoredHeaders))
-        recentURLs.keep(plain, for: target)
+        recentURLs.keep(plain, for: entry)
         return BuiltRequest(request: built, isTrusted: isTrusted, sharingKey: plain.sharingKey)
     }
 }

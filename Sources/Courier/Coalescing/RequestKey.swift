@@ -35,24 +35,74 @@ public struct RequestKey: Hashable, Sendable, CustomStringConvertible, CustomRef
     ]
 
     /// The request method.
-    public var method: RequestMethod { parts.method }
+    public var method: RequestMethod {
+        switch storage {
+        case .parts(let parts): parts.method
+        case .bare(let request): request.method
+        }
+    }
     /// The normalized URL, credentials included (use ``description`` to print it).
-    public var url: String { parts.url.text }
+    public var url: String { urlText.text }
     /// `name: value` for each header field in the key other than a credential, names lower-cased, sorted by name
     /// (the values of one name keep their order).
-    public var varyingHeaders: [String] { parts.varyingHeaders }
+    public var varyingHeaders: [String] {
+        switch storage {
+        case .parts(let parts): parts.varyingHeaders
+        case .bare: []
+        }
+    }
     /// The request body, when there is one.
-    public var body: Data? { parts.body }
+    public var body: Data? {
+        switch storage {
+        case .parts(let parts): parts.body
+        case .bare: nil
+        }
+    }
     /// An identity that partitions keys, such as a user id; `nil` when the request is anonymous.
-    public var partition: String? { parts.partition }
+    public var partition: String? {
+        switch storage {
+        case .parts(let parts): parts.partition
+        case .bare: nil
+        }
+    }
     /// The credential header values, compared but never printed.
-    private var credentials: [String] { parts.credentials }
+    private var credentials: [String] {
+        switch storage {
+        case .parts(let parts): parts.credentials
+        case .bare: []
+        }
+    }
     /// What ``description`` redacts; not part of the key's identity.
-    private var policy: CredentialPolicy { parts.policy }
+    private var policy: CredentialPolicy {
+        switch storage {
+        case .parts(let parts): parts.policy
+        case .bare(let request): request.credentials
+        }
+    }
+    /// The normalized URL with its hash.
+    private var urlText: URLText {
+        switch storage {
+        case .parts(let parts): parts.url
+        case .bare(let request): request.urlText
+        }
+    }
 
     /// The key's parts behind one immutable reference: a key is copied into the flight table, each waiter's
     /// deadline and the flight's task, and as a struct of seven fields each copy retained all of them.
-    private let parts: Parts
+    private let storage: Storage
+    /// The hash of what `==` compares, computed once: a flight's key is hashed on every join and finish, and hashing
+    /// the URL, header and credential strings each time was a tenth of a coalesced call.
+    private let hash: Int
+
+    /// Where a key's parts are.
+    private enum Storage: Sendable {
+        case parts(Parts)
+        /// A request with no header field and no body, keyed without a partition (a plain `GET` of a client without
+        /// default headers): everything the key compares is in the request, so the key keeps the request itself
+        /// rather than a copy of its parts, and making it allocates nothing. Taken only when the request knows its
+        /// normalized URL, which is then never computed again.
+        case bare(TransportRequest)
+    }
 
     private final class Parts: Sendable {
         let method: RequestMethod
@@ -64,9 +114,6 @@ public struct RequestKey: Hashable, Sendable, CustomStringConvertible, CustomRef
         let partition: String?
         let credentials: [String]
         let policy: CredentialPolicy
-        /// The hash of what `==` compares, computed once: a flight's key is hashed on every join and
-        /// finish, and hashing the URL, header and credential strings each time was a tenth of a coalesced call.
-        let hash: Int
 
         init(
             method: RequestMethod, url: URLText, varyingHeaders: [String], body: Data?, partition: String?,
@@ -79,15 +126,22 @@ public struct RequestKey: Hashable, Sendable, CustomStringConvertible, CustomRef
             self.partition = partition
             self.credentials = credentials
             self.policy = policy
-            var hasher = Hasher()
-            hasher.combine(method)
-            hasher.combine(url)
-            hasher.combine(varyingHeaders)
-            hasher.combine(body)
-            hasher.combine(partition)
-            hasher.combine(credentials)
-            hash = hasher.finalize()
         }
+    }
+
+    /// The hash of a key's parts, the same whichever ``Storage`` holds them.
+    private static func hash(
+        method: RequestMethod, url: URLText, varyingHeaders: [String], body: Data?, partition: String?,
+        credentials: [String]
+    ) -> Int {
+        var hasher = Hasher()
+        hasher.combine(method)
+        hasher.combine(url)
+        hasher.combine(varyingHeaders)
+        hasher.combine(body)
+        hasher.combine(partition)
+        hasher.combine(credentials)
+        return hasher.finalize()
     }
 
     /// Makes the key of a request.
@@ -102,6 +156,12 @@ public struct RequestKey: Hashable, Sendable, CustomStringConvertible, CustomRef
         _ request: TransportRequest, varyingOn extraHeaders: [String] = [],
         ignoring ignoredHeaders: Set<String> = RequestKey.perCallHeaders, partition: String? = nil
     ) {
+        if request.headers.isEmpty, request.body == nil, partition == nil, let url = request.knownURLText {
+            storage = .bare(request)
+            hash = Self.hash(
+                method: request.method, url: url, varyingHeaders: [], body: nil, partition: nil, credentials: [])
+            return
+        }
         var varyingHeaders: [String] = []
         var credentials: [String] = []
         // Most requests to an API carry no header of their own before authorization: nothing to look at then.
@@ -119,9 +179,14 @@ public struct RequestKey: Hashable, Sendable, CustomStringConvertible, CustomRef
             }
             varyingHeaders = Self.sortedByName(lines)
         }
-        parts = Parts(
-            method: request.method, url: request.urlText, varyingHeaders: varyingHeaders,
-            body: request.body, partition: partition, credentials: credentials, policy: request.credentials)
+        let url = request.urlText
+        storage = .parts(
+            Parts(
+                method: request.method, url: url, varyingHeaders: varyingHeaders, body: request.body,
+                partition: partition, credentials: credentials, policy: request.credentials))
+        hash = Self.hash(
+            method: request.method, url: url, varyingHeaders: varyingHeaders, body: request.body,
+            partition: partition, credentials: credentials)
     }
 
     /// Whether `names`, in any case, contain the lower-cased `name`.
@@ -161,15 +226,21 @@ public struct RequestKey: Hashable, Sendable, CustomStringConvertible, CustomRef
 
     /// Keys are equal when everything but the redaction policy is.
     public static func == (lhs: RequestKey, rhs: RequestKey) -> Bool {
-        if lhs.parts === rhs.parts { return true }
-        return lhs.parts.hash == rhs.parts.hash && lhs.method == rhs.method && lhs.parts.url == rhs.parts.url
-            && lhs.varyingHeaders == rhs.varyingHeaders
-            && lhs.body == rhs.body && lhs.partition == rhs.partition && lhs.credentials == rhs.credentials
+        guard lhs.hash == rhs.hash else { return false }
+        switch (lhs.storage, rhs.storage) {
+        case (.parts(let left), .parts(let right)) where left === right:
+            return true
+        case (.bare(let left), .bare(let right)):
+            return left.sharesStorage(with: right) || (left.method == right.method && left.urlText == right.urlText)
+        default:
+            return lhs.method == rhs.method && lhs.urlText == rhs.urlText && lhs.varyingHeaders == rhs.varyingHeaders
+                && lhs.body == rhs.body && lhs.partition == rhs.partition && lhs.credentials == rhs.credentials
+        }
     }
 
     /// Hashes what `==` compares (through the hash computed when the key was made).
     public func hash(into hasher: inout Hasher) {
-        hasher.combine(parts.hash)
+        hasher.combine(hash)
     }
 
     /// Lower-cases the scheme and host (never the user information: RFC 3986 §6.2.2.1), drops the default port

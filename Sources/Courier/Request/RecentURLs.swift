@@ -118,6 +118,10 @@ final class RecentURLs: Sendable {
     private struct Tables {
         var byPath: [String: Entry] = [:]
         var byText: [URLText: Entry] = [:]
+        /// The hashes of URLs with query items seen lately and not kept, one per slot (a slot's URL is the last one
+        /// whose hash chose it); `0` marks an empty slot. A URL whose mark another overwrote is seen again as new,
+        /// and one whose hash matches another's mark is kept a call early: either way only what is kept changes.
+        var sightings = [Int](repeating: 0, count: RecentURLs.capacity)
 
         var count: Int { byPath.count + byText.count }
     }
@@ -132,6 +136,30 @@ final class RecentURLs: Sendable {
     /// The URL kept under `text`, if any.
     func url(forText text: URLText) -> Entry? {
         tables.withLock { $0.byText[text] }
+    }
+
+    /// What ``sighting(of:)`` found.
+    enum Sighting {
+        /// The URL is kept: its entry.
+        case kept(Entry)
+        /// The URL was seen lately but not kept: it is kept from now on.
+        case seenBefore
+        /// The URL was not seen lately: it is marked as seen, and kept if it comes again.
+        case new
+    }
+
+    /// The entry kept under `text`; otherwise whether it was seen lately, marking it as seen. A URL with query items is
+    /// kept from its second call: a client that calls ever-new URLs (a new `?key=N` each time) then never pays for
+    /// an entry it will not use.
+    func sighting(of text: URLText) -> Sighting {
+        tables.withLock { tables in
+            if let entry = tables.byText[text] { return .kept(entry) }
+            let mark = text.precomputedHash | 1
+            let slot = Int(UInt(bitPattern: text.precomputedHash) % UInt(tables.sightings.count))
+            guard tables.sightings[slot] != mark else { return .seenBefore }
+            tables.sightings[slot] = mark
+            return .new
+        }
     }
 
     /// Keeps `entry` under its key, starting over first when full.

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// A fully built HTTP request, as it is handed to an ``HTTPTransport``.
 ///
@@ -13,11 +14,11 @@ public struct TransportRequest: Sendable, Hashable {
     }
     /// The absolute URL of the target resource.
     public var url: URL {
-        get { storage.fields.location.url }
+        get { storage.url }
         _modify {
             let storage = uniqueStorage()
             storage.urlText = nil
-            var url = storage.fields.location.url
+            var url = storage.url
             defer { storage.fields.location = .url(url) }
             yield &url
         }
@@ -87,6 +88,17 @@ public struct TransportRequest: Sendable, Hashable {
         storage.urlText = target.text
     }
 
+    /// A request to a URL the client built and has not seen lately (see ``URLBuilder/Target/firstSight(_:)``): kept
+    /// as its normalized text, which is parsed only if something reads ``url``, and then once per request.
+    init(
+        method: RequestMethod, unparsed text: URLText, headers: HeaderFields, body: Data?,
+        credentials: CredentialPolicy
+    ) {
+        storage = Storage(
+            method: method, location: .text(text), headers: headers, body: body, credentials: credentials)
+        storage.urlText = text
+    }
+
     /// The URL as the cache and the coalescing key compare it (``RequestKey/normalize(_:)``): kept from when the
     /// client built the request, so that a call normalizes its URL once rather than at every lookup and key.
     var urlKey: String {
@@ -97,6 +109,9 @@ public struct TransportRequest: Sendable, Hashable {
     var urlText: URLText {
         storage.urlText ?? URLText(RequestKey.normalize(url))
     }
+
+    /// ``urlText`` when the request knows it already (the client built it), `nil` when it would be computed.
+    var knownURLText: URLText? { storage.urlText }
 
     /// Keeps `text` as this request's ``urlText``; it must be the normalized form of ``url``.
     mutating func keepURLText(_ text: URLText) {
@@ -145,20 +160,36 @@ extension TransportRequest {
         /// The normalized URL, when known; not a field (equal requests may or may not know it). Cleared whenever
         /// the URL changes.
         @exclusivity(unchecked) var urlText: URLText?
+        /// The URL a ``Location/text(_:)`` location was parsed into, once something read it. Under a lock: requests
+        /// that share this storage may be read from several tasks at once.
+        private let parsed: Mutex<URL?>
 
         init(
             method: RequestMethod, location: Location, headers: HeaderFields, body: Data?, credentials: CredentialPolicy
         ) {
             fields = Fields(method: method, location: location, headers: headers, body: body, credentials: credentials)
+            parsed = Mutex(nil)
         }
 
-        private init(fields: Fields, urlText: URLText?) {
+        private init(fields: Fields, urlText: URLText?, parsed: URL?) {
             self.fields = fields
             self.urlText = urlText
+            self.parsed = Mutex(parsed)
         }
 
         func copy() -> Storage {
-            Storage(fields: fields, urlText: urlText)
+            Storage(fields: fields, urlText: urlText, parsed: parsed.withLock { $0 })
+        }
+
+        /// The URL, parsed now if it was kept as text.
+        var url: URL {
+            guard case .text(let text) = fields.location else { return fields.location.url }
+            return parsed.withLock { parsed in
+                if let parsed { return parsed }
+                let url = Location.parse(text)
+                parsed = url
+                return url
+            }
         }
     }
 }
@@ -193,16 +224,36 @@ extension TransportRequest {
     fileprivate enum Location: Hashable {
         case url(URL)
         case built(RecentURLs.Entry)
+        /// The normalized text of a URL the client built, valid by construction, parsed when read (see
+        /// ``Storage/url``, which keeps what it parsed).
+        case text(URLText)
 
+        /// The URL; for ``text(_:)``, parsed again on each read (``Storage/url`` parses once).
         var url: URL {
             switch self {
             case .url(let url): url
             case .built(let entry): entry.url
+            case .text(let text): Self.parse(text)
             }
         }
 
+        /// The normalized text, when the location was built from it.
+        private var text: URLText? {
+            switch self {
+            case .url: nil
+            case .built(let entry): entry.text
+            case .text(let text): text
+            }
+        }
+
+        /// The URL `text` names: it was written from parts that each parse (see ``URLBuilder/Target``); the fallback
+        /// only keeps a mistake there from trapping.
+        static func parse(_ text: URLText) -> URL {
+            URL(string: text.text) ?? URL(fileURLWithPath: "/")
+        }
+
         static func == (lhs: Location, rhs: Location) -> Bool {
-            if case .built(let left) = lhs, case .built(let right) = rhs, left.text == right.text { return true }
+            if let left = lhs.text, let right = rhs.text, left == right { return true }
             return lhs.url == rhs.url
         }
 

@@ -23,27 +23,55 @@ enum URLBuilder {
     static func target(base: Base, path: String, query: [URLQueryItem], recent: RecentURLs?) throws(APIError)
         -> (entry: RecentURLs.Entry, isKnown: Bool)
     {
-        if query.isEmpty, let known = recent?.url(forPath: path) { return (known, true) }
+        switch try resolve(base: base, path: path, query: query, recent: recent) {
+        case .entry(let entry, let isKnown): (entry, isKnown)
+        case .firstSight(let text): (RecentURLs.Entry(unparsed: text, key: .text(text)), false)
+        }
+    }
+
+    /// A URL as ``resolve(base:path:query:recent:)`` finds or builds it.
+    enum Target {
+        /// The entry `recent` keeps for the URL; `isKnown` when it kept it before this call.
+        case entry(RecentURLs.Entry, isKnown: Bool)
+        /// A URL with query items that `recent` has not seen lately, built on a base in normal form (so valid and in
+        /// normal form by construction), and not kept: a client that calls ever-new URLs (`?key=N`) would otherwise
+        /// allocate an entry and fill the table for nothing, about 1,500 instructions and an allocation per call. The
+        /// URL is kept from its second call (see ``RecentURLs/sighting(of:)``).
+        case firstSight(URLText)
+    }
+
+    /// Finds the URL `recent` keeps for `path` and `query`, or builds it (see ``Target``).
+    static func resolve(base: Base, path: String, query: [URLQueryItem], recent: RecentURLs?) throws(APIError)
+        -> Target
+    {
+        if query.isEmpty, let known = recent?.url(forPath: path) { return .entry(known, isKnown: true) }
         let (text, isAbsolute) = try resolvedTarget(base: base, path: path, query: query)
         // The text's hash is computed once, here: for the lookup, the entry's key and its normalized text.
         let textKey = query.isEmpty ? nil : URLText(text)
-        if let textKey, let known = recent?.url(forText: textKey) { return (known, true) }
+        let isBuiltInNormalForm = !isAbsolute && base.isNormalized
+        if let textKey, let recent {
+            switch recent.sighting(of: textKey) {
+            case .kept(let known): return .entry(known, isKnown: true)
+            case .new where isBuiltInNormalForm: return .firstSight(textKey)
+            case .new, .seenBefore: break
+            }
+        }
         let key = textKey.map(RecentURLs.Key.text) ?? .path(path)
         // A URL built on a base already in normal form is in normal form too (a path and a query are never
         // normalized, and neither may carry a fragment): its text is its key, with no pass over its bytes. It is
         // also valid by construction (the base parsed, the path is escaped, the items encoded), so it is parsed only
         // when something reads it as a `URL` (see ``RecentURLs/Entry``).
-        if !isAbsolute, base.isNormalized {
+        if isBuiltInNormalForm {
             let entry = RecentURLs.Entry(unparsed: textKey ?? URLText(text), key: key)
             recent?.remember(entry)
-            return (entry, false)
+            return .entry(entry, isKnown: false)
         }
         guard let url = URL(string: text), !isAbsolute || url.host != nil else {
             throw .invalidRequest(.invalidURL(text))
         }
         let entry = RecentURLs.Entry(url, key: key)
         recent?.remember(entry)
-        return (entry, false)
+        return .entry(entry, isKnown: false)
     }
 
     /// A base URL as every request's URL is built from it, split once per client.
@@ -132,7 +160,14 @@ enum URLBuilder {
     /// Percent-encodes what a path cannot carry literally and rejects what it must never carry.
     static func escapePath(_ path: String) throws(APIError) -> String {
         // The common case, a clean ASCII path, is returned as it is, without copying.
-        if path.utf8.allSatisfy({ ByteSet.urlTarget.contains($0) && $0 != UInt8(ascii: "%") }) { return path }
+        // Over the bytes of a copy (a retain): `withUTF8` lends a small string's bytes too, where stepping through
+        // `utf8` cost about 50 instructions a byte.
+        var copy = path
+        let isClean = copy.withUTF8 { bytes in
+            for byte in bytes where !ByteSet.urlTarget.contains(byte) || byte == UInt8(ascii: "%") { return false }
+            return true
+        }
+        if isClean { return path }
         var output = [UInt8]()
         output.reserveCapacity(path.utf8.count)
         let bytes = Array(path.utf8)

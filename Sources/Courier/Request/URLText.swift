@@ -6,6 +6,9 @@ struct URLText: Hashable, Sendable {
     /// `text`'s hash value, which is per process: never stored or sent.
     private let hash: Int
 
+    /// `text`'s hash value, as computed once (per process; never stored or sent).
+    var precomputedHash: Int { hash }
+
     init(_ text: String) {
         self.text = text
         hash = text.hashValue

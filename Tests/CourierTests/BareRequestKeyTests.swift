@@ -1,0 +1,60 @@
+import Foundation
+import Testing
+
+@testable import Courier
+
+/// A request with no header field, no body and no partition, that knows its normalized URL (as the client builds a
+/// plain `GET`), is keyed by the request itself rather than by a copy of its parts. Such a key equals, and hashes as,
+/// the key of an equal request keyed by its parts; and whatever a bare key leaves out (a header, a credential, a body,
+/// a partition, the method) still tells keys apart.
+@Suite struct BareRequestKeyTests {
+    private static let text = "https://api.example.com/items?key=1"
+
+    /// A request that knows its normalized URL, as the client builds it.
+    private static func built(_ method: RequestMethod = .get, text: String = text) -> TransportRequest {
+        var request = TransportRequest(method: method, url: URL(string: text)!)
+        request.keepURLText(URLText(text))
+        return request
+    }
+
+    @Test func aBareKeyEqualsAndHashesAsTheKeyOfItsParts() {
+        let bare = RequestKey(Self.built())
+        // A request made from a `URL` does not know its normalized text: keyed by its parts.
+        let parts = RequestKey(TransportRequest(url: URL(string: Self.text)!))
+        #expect(bare == parts && parts == bare)
+        #expect(bare.hashValue == parts.hashValue)
+        #expect(Set([bare, parts]).count == 1)
+        #expect(bare == RequestKey(Self.built()), "two requests built apart")
+        #expect(bare.method == .get && bare.url == Self.text)
+        #expect(bare.varyingHeaders.isEmpty && bare.body == nil && bare.partition == nil)
+    }
+
+    @Test func whatABareKeyLeavesOutStillSplitsKeys() {
+        let bare = RequestKey(Self.built())
+        var withHeader = Self.built()
+        withHeader.headers["Accept-Language"] = "fr"
+        var withCredential = Self.built()
+        withCredential.headers["Authorization"] = "Bearer alice"
+        var withBody = Self.built()
+        withBody.body = Data("x".utf8)
+        let others = [
+            RequestKey(withHeader), RequestKey(withCredential), RequestKey(withBody),
+            RequestKey(Self.built(), partition: "alice"), RequestKey(Self.built(.head)),
+            RequestKey(Self.built(text: "https://api.example.com/items?key=2")),
+        ]
+        for other in others {
+            #expect(bare != other && other != bare, "\(other)")
+        }
+        #expect(Set(others + [bare]).count == others.count + 1)
+        #expect(RequestKey(withHeader).varyingHeaders == ["accept-language: fr"])
+    }
+
+    @Test func aBareKeyRedactsTheCredentialsInItsURL() {
+        let key = RequestKey(Self.built(text: "https://api.example.com/items?api_key=s3cret"))
+        #expect(key.description == "GET https://api.example.com/items?api_key=<redacted>")
+        #expect(!String(reflecting: key).contains("s3cret"))
+        var dumped = ""
+        dump(key, to: &dumped)
+        #expect(!dumped.contains("s3cret"))
+    }
+}
