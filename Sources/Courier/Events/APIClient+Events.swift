@@ -84,6 +84,12 @@ extension APIClient {
         case answered(Answer)
         /// To be sent: the caller goes on with ``answer(_:_:decodingOnce:)``.
         case sending(Sending)
+
+        /// The answer of a start that is ``answered(_:)``; its callers check the case first.
+        @usableFromInline var answered: Answer {
+            guard case .answered(let answer) = self else { preconditionFailure("a call to send has no answer yet") }
+            return answer
+        }
     }
 
     /// A started call on its way to the network.
@@ -105,21 +111,32 @@ extension APIClient {
     ) async throws -> Answer {
         let call = sending.call
         do {
+            // A joiner's task holds this frame while it waits: the other ways go on in a frame of their own, so that
+            // this one keeps none of their values (Docs/Performance.md#joining).
             let exchange =
-                if let routed = sending.routed {
-                    try await send(routed, for: request)
-                } else if let joining = sending.joining {
+                if let joining = sending.joining {
                     try await join(joining, request, id: call.id, since: call.start, decodingOnce: shared)
-                } else if let latestWins = request.latestWins {
-                    try await performLatestWins(latestWins, request, id: call.id, decodingOnce: shared)
                 } else {
-                    try await performInScope(request, id: call.id, decodingOnce: shared)
+                    try await proceed(sending, request, decodingOnce: shared)
                 }
             return Answer(
                 call: call, exchange: exchange, flightEnded: exchange.joined ? instrumentation.log.elapsedTime : nil)
         } catch {
             throw failed(call, error)
         }
+    }
+
+    /// The rest of a call that does not join a flight from ``start(_:decodingOnce:)``: the call routed there, or its
+    /// steps from the start.
+    @inline(never)
+    private nonisolated(nonsending) func proceed(
+        _ sending: Sending, _ request: RequestFields, decodingOnce shared: SharedDecoding?
+    ) async throws -> Exchange {
+        if let routed = sending.routed { return try await send(routed, for: request) }
+        if let latestWins = request.latestWins {
+            return try await performLatestWins(latestWins, request, id: sending.call.id, decodingOnce: shared)
+        }
+        return try await performInScope(request, id: sending.call.id, decodingOnce: shared)
     }
 
     /// Counts a new call and emits its `requestStarted`.
