@@ -86,8 +86,11 @@ public final class APIClient: Sendable {
         // `answer` first, the branches kept three copies of it and the response's head in this frame, which every
         // caller's task holds while it waits (Docs/Performance.md#joining).
         let start = try self.start(request.fields, decodingOnce: nil)
-        switch start {
-        case .answered: return try response(to: start, as: T.self, decoder: decoder)
+        if case .answered = start { return try response(to: start, as: T.self, decoder: decoder) }
+        // Consumed: the `Sending` is moved out of it rather than copied (a retain and a release of each of its
+        // references, and a second destruction of the start).
+        switch consume start {
+        case .answered: preconditionFailure("answered just above")
         case .sending(let sending):
             return try response(
                 to: await answer(sending, request.fields, decodingOnce: nil), as: T.self, decoder: decoder)
@@ -108,8 +111,9 @@ public final class APIClient: Sendable {
         // A fresh hit is answered by `start` itself, without a suspension point; each branch builds the response in a
         // plain function, as in `send(_:)` above.
         let start = try self.start(request.fields, decodingOnce: shared)
-        switch start {
-        case .answered: return try sharedResponse(to: start, as: T.self, decoder: decoder)
+        if case .answered = start { return try sharedResponse(to: start, as: T.self, decoder: decoder) }
+        switch consume start {
+        case .answered: preconditionFailure("answered just above")
         case .sending(let sending):
             return try sharedResponse(
                 to: await answer(sending, request.fields, decodingOnce: shared), as: T.self, decoder: decoder)
