@@ -14,19 +14,24 @@ extension APIClient {
     }
 
     /// ``response(to:as:decoder:)`` for a call that ``start(_:decodingOnce:)`` answered (a fresh hit). It takes the
-    /// start as returned: the caller's `send` then keeps no copy of its answer in its async frame.
+    /// start as returned: the caller's `send` then keeps no copy of its answer in its async frame. The caller has
+    /// checked that the start is answered.
     @inlinable @inline(never)
-    func response<T: Decodable>(to start: Start, as type: T.Type, decoder: JSONDecoder) throws -> APIResponse<T> {
-        try response(to: start.answered, as: type, decoder: decoder)
+    func response<T: Decodable>(to start: consuming Start, as type: T.Type, decoder: JSONDecoder) throws
+        -> APIResponse<T>
+    {
+        guard case .answered(let answer) = start else { preconditionFailure("a call to send has no answer yet") }
+        return APIResponse(value: try value(of: answer, as: type, decoder: decoder), head: finished(answer))
     }
 
     /// ``sharedResponse(to:as:decoder:)`` for a call that ``start(_:decodingOnce:)`` answered, as
     /// ``response(to:as:decoder:)`` takes it.
     @inlinable @inline(never)
-    func sharedResponse<T: Decodable & Sendable>(to start: Start, as type: T.Type, decoder: JSONDecoder) throws
-        -> APIResponse<T>
-    {
-        try sharedResponse(to: start.answered, as: type, decoder: decoder)
+    func sharedResponse<T: Decodable & Sendable>(
+        to start: consuming Start, as type: T.Type, decoder: JSONDecoder
+    ) throws -> APIResponse<T> {
+        guard case .answered(let answer) = start else { preconditionFailure("a call to send has no answer yet") }
+        return APIResponse(value: try sharedValue(of: answer, as: type, decoder: decoder), head: finished(answer))
     }
 
     /// ``response(to:as:decoder:)`` with the value the flight decoded once when it was decoded as `T` by `decoder`, or

@@ -86,7 +86,7 @@ public final class APIClient: Sendable {
         // `answer` first, the branches kept three copies of it and the response's head in this frame, which every
         // caller's task holds while it waits (Docs/Performance.md#joining).
         let start = try self.start(request.fields, decodingOnce: nil)
-        if case .answered = start { return try response(to: start, as: T.self, decoder: decoder) }
+        if case .answered = start { return try response(to: consume start, as: T.self, decoder: decoder) }
         // Consumed: the `Sending` is moved out of it rather than copied (a retain and a release of each of its
         // references, and a second destruction of the start).
         switch consume start {
@@ -111,7 +111,7 @@ public final class APIClient: Sendable {
         // A fresh hit is answered by `start` itself, without a suspension point; each branch builds the response in a
         // plain function, as in `send(_:)` above.
         let start = try self.start(request.fields, decodingOnce: shared)
-        if case .answered = start { return try sharedResponse(to: start, as: T.self, decoder: decoder) }
+        if case .answered = start { return try sharedResponse(to: consume start, as: T.self, decoder: decoder) }
         switch consume start {
         case .answered: preconditionFailure("answered just above")
         case .sending(let sending):

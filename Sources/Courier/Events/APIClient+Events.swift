@@ -84,12 +84,6 @@ extension APIClient {
         case answered(Answer)
         /// To be sent: the caller goes on with ``answer(_:_:decodingOnce:)``.
         case sending(Sending)
-
-        /// The answer of a start that is ``answered(_:)``; its callers check the case first.
-        @usableFromInline var answered: Answer {
-            guard case .answered(let answer) = self else { preconditionFailure("a call to send has no answer yet") }
-            return answer
-        }
     }
 
     /// A started call on its way to the network.
@@ -111,10 +105,12 @@ extension APIClient {
     ) async throws -> Answer {
         let call = sending.call
         do {
-            // A joiner's task holds this frame while it waits: the other ways go on in a frame of their own, so that
-            // this one keeps none of their values (Docs/Performance.md#joining).
+            // A joiner's task holds this frame while it waits: the rare ways (latest-wins, steps 1–3 that wait) go on
+            // in a frame of their own, so that this one keeps none of their values (Docs/Performance.md#joining).
             let exchange =
-                if let joining = sending.joining {
+                if let routed = sending.routed {
+                    try await send(routed, for: request)
+                } else if let joining = sending.joining {
                     try await join(joining, request, id: call.id, since: call.start, decodingOnce: shared)
                 } else {
                     try await proceed(sending, request, decodingOnce: shared)
@@ -126,13 +122,12 @@ extension APIClient {
         }
     }
 
-    /// The rest of a call that does not join a flight from ``start(_:decodingOnce:)``: the call routed there, or its
-    /// steps from the start.
+    /// The rest of a call that ``start(_:decodingOnce:)`` neither routed nor sent to join a flight: its steps from the
+    /// start, in its latest-wins slot when it has one.
     @inline(never)
     private nonisolated(nonsending) func proceed(
         _ sending: Sending, _ request: RequestFields, decodingOnce shared: SharedDecoding?
     ) async throws -> Exchange {
-        if let routed = sending.routed { return try await send(routed, for: request) }
         if let latestWins = request.latestWins {
             return try await performLatestWins(latestWins, request, id: sending.call.id, decodingOnce: shared)
         }
