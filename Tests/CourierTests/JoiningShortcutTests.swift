@@ -114,6 +114,37 @@ import Testing
         #expect(transport.callCount == 1)
     }
 
+    /// Why a joiner registers its deadline even when the flight's timer already fires earlier: the waiter that set
+    /// that timer leaving does not end the flight, so a joiner with no entry of its own would wait for the flight (60 s
+    /// here) past its own deadline. A shortcut that skipped the entry fails this test.
+    @Test func aJoinerWhoseDeadlineIsLaterThanTheFlightsTimerStillLeavesOnTime() async throws {
+        let clock = TestClock()
+        let gate = CoalescerTestKit.Gate()
+        let (client, transport) = Self.client(gate, clock: clock)
+        let leader = Task { try await client.send(APIRequest<Data>(path: "/slow", timeout: .seconds(60))) }
+        await clock.waitForSleeper(of: .seconds(60))
+        let hasty = Task { try await client.send(APIRequest<Data>(path: "/slow", timeout: .seconds(1))) }
+        try await CoalescerTestKit.waitForWaiters(2, on: client.coalescer)
+        try await AuthTestKit.waitForTimer(.seconds(1), on: clock)
+        let patient = APIRequest<Data>(path: "/slow", timeout: .seconds(5))
+        #expect(Self.isJoin(try Self.route(patient, on: client)), "the joiner below takes the shortcut")
+        let patientCall = Task { try await client.send(patient) }
+        try await CoalescerTestKit.waitForWaiters(3, on: client.coalescer)
+
+        clock.advance(by: .seconds(1))
+        let hastyError = try await #require(throws: APIError.self) { try await hasty.value }
+        #expect(Self.timedOutAfter(hastyError) == .seconds(1))
+        #expect(await client.coalescer.waiterCount == 2, "the flight goes on for the leader and the 5 s joiner")
+        try await AuthTestKit.waitForTimer(.seconds(4), on: clock)
+
+        clock.advance(by: .seconds(4))
+        let patientError = try await #require(throws: APIError.self) { try await patientCall.value }
+        #expect(Self.timedOutAfter(patientError) == .seconds(5))
+        await gate.open()
+        #expect(try await leader.value.value == Data("answer 0".utf8))
+        #expect(transport.callCount == 1)
+    }
+
     @Test func aJoinWithoutAFlightRegistersNothing() async throws {
         let coalescer = RequestCoalescer<String, Int>()
 

@@ -6,8 +6,46 @@ extension APIClient {
     // The two steps below are specialized in the caller's module with `send(_:)`, but not inlined into it
     // (Docs/Performance.md#specialization).
 
-    /// The answer's body decoded as `T` in the caller's task; a failure ends the call (`requestFailed`).
+    /// The response to the call: the answer's body decoded as `T` in the caller's task, and its head; a failure to
+    /// decode ends the call (`requestFailed`).
     @inlinable @inline(never)
+    func response<T: Decodable>(to answer: Answer, as type: T.Type, decoder: JSONDecoder) throws -> APIResponse<T> {
+        APIResponse(value: try value(of: answer, as: type, decoder: decoder), head: finished(answer))
+    }
+
+    /// ``response(to:as:decoder:)`` for a call that ``start(_:decodingOnce:)`` answered (a fresh hit). It takes the
+    /// start as returned: the caller's `send` then keeps no copy of its answer in its async frame. The caller has
+    /// checked that the start is answered.
+    @inlinable @inline(never)
+    func response<T: Decodable>(to start: consuming Start, as type: T.Type, decoder: JSONDecoder) throws
+        -> APIResponse<T>
+    {
+        guard case .answered(let answer) = start else { preconditionFailure("a call to send has no answer yet") }
+        return APIResponse(value: try value(of: answer, as: type, decoder: decoder), head: finished(answer))
+    }
+
+    /// ``sharedResponse(to:as:decoder:)`` for a call that ``start(_:decodingOnce:)`` answered, as
+    /// ``response(to:as:decoder:)`` takes it.
+    @inlinable @inline(never)
+    func sharedResponse<T: Decodable & Sendable>(
+        to start: consuming Start, as type: T.Type, decoder: JSONDecoder
+    ) throws -> APIResponse<T> {
+        guard case .answered(let answer) = start else { preconditionFailure("a call to send has no answer yet") }
+        return APIResponse(value: try sharedValue(of: answer, as: type, decoder: decoder), head: finished(answer))
+    }
+
+    /// ``response(to:as:decoder:)`` with the value the flight decoded once when it was decoded as `T` by `decoder`, or
+    /// the body decoded now.
+    @inlinable @inline(never)
+    func sharedResponse<T: Decodable & Sendable>(to answer: Answer, as type: T.Type, decoder: JSONDecoder) throws
+        -> APIResponse<T>
+    {
+        // The value goes straight into the response: a variable in between was one more copy (a retain per field).
+        APIResponse(value: try sharedValue(of: answer, as: type, decoder: decoder), head: finished(answer))
+    }
+
+    /// The answer's body decoded as `T` in the caller's task; a failure ends the call (`requestFailed`).
+    @inlinable @inline(__always)
     func value<T: Decodable>(of answer: Answer, as type: T.Type, decoder: JSONDecoder) throws -> T {
         do {
             return try Self.decode(type, from: answer.exchange.response, decoder: decoder)
@@ -17,7 +55,7 @@ extension APIClient {
     }
 
     /// The value the flight decoded once when it was decoded as `T` by `decoder`, or the body decoded now.
-    @inlinable @inline(never)
+    @inlinable @inline(__always)
     func sharedValue<T: Decodable & Sendable>(of answer: Answer, as type: T.Type, decoder: JSONDecoder) throws -> T {
         do {
             if let shared = try answer.exchange.decoded?.value(as: type, decoder: decoder) { return shared }

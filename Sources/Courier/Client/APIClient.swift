@@ -81,13 +81,20 @@ public final class APIClient: Sendable {
         // Inlined and specialized for `T`; the path after this takes the request's fields and is not generic
         // (Docs/Performance.md#specialization).
         let decoder = decoder(for: request.fields)
-        // A fresh hit is answered by `start` itself, without a suspension point.
-        let answer =
-            switch try start(request.fields, decodingOnce: nil) {
-            case .answered(let answer): answer
-            case .sending(let sending): try await answer(sending, request.fields, decodingOnce: nil)
-            }
-        return APIResponse(value: try value(of: answer, as: T.self, decoder: decoder), head: finished(answer))
+        // A fresh hit is answered by `start` itself, without a suspension point. Each branch builds the response in a
+        // plain function of its own, and a hit's answer is read there from the start as returned: merged into one
+        // `answer` first, the branches kept three copies of it and the response's head in this frame, which every
+        // caller's task holds while it waits (Docs/Performance.md#joining).
+        let start = try self.start(request.fields, decodingOnce: nil)
+        if case .answered = start { return try response(to: consume start, as: T.self, decoder: decoder) }
+        // Consumed: the `Sending` is moved out of it rather than copied (a retain and a release of each of its
+        // references, and a second destruction of the start).
+        switch consume start {
+        case .answered: preconditionFailure("answered just above")
+        case .sending(let sending):
+            return try response(
+                to: await answer(sending, request.fields, decodingOnce: nil), as: T.self, decoder: decoder)
+        }
     }
 
     /// Sends a request and decodes the body of a successful response as `T`, once for every caller that shares the
@@ -101,13 +108,16 @@ public final class APIClient: Sendable {
         let decoder = decoder(for: request.fields)
         // `Data` needs no decoding: sharing it would only box it.
         let shared = T.self == Data.self ? nil : SharedDecoding(T.self, decoder: decoder)
-        // A fresh hit is answered by `start` itself, without a suspension point.
-        let answer =
-            switch try start(request.fields, decodingOnce: shared) {
-            case .answered(let answer): answer
-            case .sending(let sending): try await answer(sending, request.fields, decodingOnce: shared)
-            }
-        return APIResponse(value: try sharedValue(of: answer, as: T.self, decoder: decoder), head: finished(answer))
+        // A fresh hit is answered by `start` itself, without a suspension point; each branch builds the response in a
+        // plain function, as in `send(_:)` above.
+        let start = try self.start(request.fields, decodingOnce: shared)
+        if case .answered = start { return try sharedResponse(to: consume start, as: T.self, decoder: decoder) }
+        switch consume start {
+        case .answered: preconditionFailure("answered just above")
+        case .sending(let sending):
+            return try sharedResponse(
+                to: await answer(sending, request.fields, decodingOnce: shared), as: T.self, decoder: decoder)
+        }
     }
 
     /// Sends a request whose response body is not needed, and checks its status.

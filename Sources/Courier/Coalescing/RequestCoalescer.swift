@@ -178,31 +178,47 @@ public actor RequestCoalescer<Key: Hashable & Sendable, Value: Sendable> {
         async throws -> Coalesced<Value>?
     {
         let waiterID = waiterIDs.add(1, ordering: .relaxed).newValue
-        // `nil` once the caller found no flight to join.
-        var registration: Table.Registration? = .cancelled
+        // What the wait's operation needs, in one variable that its closures capture by address: captured one by one,
+        // each value was copied into the closures' contexts, which live in this frame (Docs/Performance.md#joining).
+        var joiner = Joiner(key: key, sighting: sighting, tag: tag, deadline: deadline)
         let value: Value
         do {
             // The executor-inheriting form: the public one takes an `isolation` and checks the executor on entry and
             // again after its operation, two of a joiner's executor checks (Docs/Performance.md#joining).
             value = try await _unsafeInheritExecutor_withTaskCancellationHandler {
                 try await withUnsafeThrowingContinuation { (waiter: Table.Waiter) in
-                    registration = enterAsJoiner(
-                        waiter, id: waiterID, tag: tag, for: key, at: sighting, deadline: deadline)
+                    enterAsJoiner(waiter, id: waiterID, &joiner)
                 }
             } onCancel: {
                 withdraw(key, waiterID: waiterID, error: CancellationError())
             }
         } catch {
-            guard registration != nil else { return nil }
+            guard joiner.registration != nil else { return nil }
             throw error
         }
-        guard case .joined(let flightID) = registration else { throw CancellationError() }
+        guard case .joined(let flightID) = joiner.registration else { throw CancellationError() }
         return Coalesced(value: value, joined: true, flightID: flightID)
+    }
+
+    /// A caller of ``join(_:at:tag:deadline:)`` on its way into the table, and how it entered.
+    private struct Joiner {
+        let key: Key
+        let sighting: Sighting?
+        let tag: UInt64
+        let deadline: JoinDeadline?
+        /// How the caller entered; `nil` once it found no flight to join.
+        var registration: Table.Registration? = .cancelled
     }
 
     /// Registers a suspended caller on the flight for `key`, with its deadline; `nil` (the caller resumed with
     /// ``NoFlight``) when there is none.
     @inline(never)  // its temporaries stay off the async frame of `join`, which every joiner's task holds
+    private nonisolated func enterAsJoiner(_ waiter: Table.Waiter, id waiterID: UInt64, _ joiner: inout Joiner) {
+        joiner.registration = enterAsJoiner(
+            waiter, id: waiterID, tag: joiner.tag, for: joiner.key, at: joiner.sighting, deadline: joiner.deadline)
+    }
+
+    @inline(__always)
     private nonisolated func enterAsJoiner(
         _ waiter: Table.Waiter, id waiterID: UInt64, tag: UInt64, for key: Key, at sighting: Sighting?,
         deadline: JoinDeadline?

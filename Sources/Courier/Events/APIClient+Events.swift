@@ -105,21 +105,33 @@ extension APIClient {
     ) async throws -> Answer {
         let call = sending.call
         do {
+            // A joiner's task holds this frame while it waits: the rare ways (latest-wins, steps 1–3 that wait) go on
+            // in a frame of their own, so that this one keeps none of their values (Docs/Performance.md#joining).
             let exchange =
                 if let routed = sending.routed {
                     try await send(routed, for: request)
                 } else if let joining = sending.joining {
                     try await join(joining, request, id: call.id, since: call.start, decodingOnce: shared)
-                } else if let latestWins = request.latestWins {
-                    try await performLatestWins(latestWins, request, id: call.id, decodingOnce: shared)
                 } else {
-                    try await performInScope(request, id: call.id, decodingOnce: shared)
+                    try await proceed(sending, request, decodingOnce: shared)
                 }
             return Answer(
                 call: call, exchange: exchange, flightEnded: exchange.joined ? instrumentation.log.elapsedTime : nil)
         } catch {
             throw failed(call, error)
         }
+    }
+
+    /// The rest of a call that ``start(_:decodingOnce:)`` neither routed nor sent to join a flight: its steps from the
+    /// start, in its latest-wins slot when it has one.
+    @inline(never)
+    private nonisolated(nonsending) func proceed(
+        _ sending: Sending, _ request: RequestFields, decodingOnce shared: SharedDecoding?
+    ) async throws -> Exchange {
+        if let latestWins = request.latestWins {
+            return try await performLatestWins(latestWins, request, id: sending.call.id, decodingOnce: shared)
+        }
+        return try await performInScope(request, id: sending.call.id, decodingOnce: shared)
     }
 
     /// Counts a new call and emits its `requestStarted`.
