@@ -103,7 +103,7 @@ public final class APIClient: Sendable {
     /// - Parameter request: The request to send.
     /// - Returns: The decoded value with the response metadata.
     /// - Throws: ``APIError`` for every failure, or `CancellationError` when the calling task is cancelled.
-    @inlinable @discardableResult
+    @inlinable @inline(__always) @discardableResult
     public func send<T: Decodable & Sendable>(_ request: APIRequest<T>) async throws -> APIResponse<T> {
         let decoder = decoder(for: request.fields)
         // `Data` needs no decoding: sharing it would only box it.

@@ -89,10 +89,23 @@ public struct RequestKey: Hashable, Sendable, CustomStringConvertible, CustomRef
 
     /// The key's parts behind one immutable reference: a key is copied into the flight table, each waiter's
     /// deadline and the flight's task, and as a struct of seven fields each copy retained all of them.
+    ///
+    /// One reference and nothing beside it: a key sits in the frames and closures of every caller that waits on a
+    /// flight, and a joiner's fit in one slab of task memory with a few bytes to spare (a stored hash beside the
+    /// reference made the key 16 bytes, and a joiner took a second slab: a malloc per joiner).
     private let storage: Storage
-    /// The hash of what `==` compares, computed once: a flight's key is hashed on every join and finish, and hashing
-    /// the URL, header and credential strings each time was a tenth of a coalesced call.
-    private let hash: Int
+
+    /// The hash of what `==` compares: kept by the parts, computed for a bare key from its method and the hash its URL
+    /// text already carries.
+    private var hash: Int {
+        switch storage {
+        case .parts(let parts): parts.hash
+        case .bare(let request):
+            Self.hash(
+                method: request.method, url: request.urlText, varyingHeaders: [], body: nil, partition: nil,
+                credentials: [])
+        }
+    }
 
     /// Where a key's parts are.
     private enum Storage: Sendable {
@@ -114,6 +127,9 @@ public struct RequestKey: Hashable, Sendable, CustomStringConvertible, CustomRef
         let partition: String?
         let credentials: [String]
         let policy: CredentialPolicy
+        /// The hash of what `==` compares, computed once: a flight's key is hashed on every join and finish, and
+        /// hashing the URL, header and credential strings each time was a tenth of a coalesced call.
+        let hash: Int
 
         init(
             method: RequestMethod, url: URLText, varyingHeaders: [String], body: Data?, partition: String?,
@@ -126,14 +142,23 @@ public struct RequestKey: Hashable, Sendable, CustomStringConvertible, CustomRef
             self.partition = partition
             self.credentials = credentials
             self.policy = policy
+            hash = RequestKey.hash(
+                method: method, url: url, varyingHeaders: varyingHeaders, body: body, partition: partition,
+                credentials: credentials)
         }
     }
 
     /// The hash of a key's parts, the same whichever ``Storage`` holds them.
-    private static func hash(
+    fileprivate static func hash(
         method: RequestMethod, url: URLText, varyingHeaders: [String], body: Data?, partition: String?,
         credentials: [String]
     ) -> Int {
+        // Most keys are a method and a URL only: mixed from the hash the URL text carries and the method's length,
+        // with no pass of the hasher, because a bare key computes it each time it is hashed. Equal keys have equal
+        // methods, so the length is enough to keep the rule that equal keys hash alike.
+        if varyingHeaders.isEmpty, body == nil, partition == nil, credentials.isEmpty {
+            return url.precomputedHash ^ (method.rawValue.utf8.count &* 0x1E37_79B9_7F4A_7C15)
+        }
         var hasher = Hasher()
         hasher.combine(method)
         hasher.combine(url)
@@ -156,10 +181,8 @@ public struct RequestKey: Hashable, Sendable, CustomStringConvertible, CustomRef
         _ request: TransportRequest, varyingOn extraHeaders: [String] = [],
         ignoring ignoredHeaders: Set<String> = RequestKey.perCallHeaders, partition: String? = nil
     ) {
-        if request.headers.isEmpty, request.body == nil, partition == nil, let url = request.knownURLText {
+        if request.headers.isEmpty, request.body == nil, partition == nil, request.knownURLText != nil {
             storage = .bare(request)
-            hash = Self.hash(
-                method: request.method, url: url, varyingHeaders: [], body: nil, partition: nil, credentials: [])
             return
         }
         var varyingHeaders: [String] = []
@@ -179,14 +202,10 @@ public struct RequestKey: Hashable, Sendable, CustomStringConvertible, CustomRef
             }
             varyingHeaders = Self.sortedByName(lines)
         }
-        let url = request.urlText
         storage = .parts(
             Parts(
-                method: request.method, url: url, varyingHeaders: varyingHeaders, body: request.body,
+                method: request.method, url: request.urlText, varyingHeaders: varyingHeaders, body: request.body,
                 partition: partition, credentials: credentials, policy: request.credentials))
-        hash = Self.hash(
-            method: request.method, url: url, varyingHeaders: varyingHeaders, body: request.body,
-            partition: partition, credentials: credentials)
     }
 
     /// Whether `names`, in any case, contain the lower-cased `name`.
@@ -226,10 +245,13 @@ public struct RequestKey: Hashable, Sendable, CustomStringConvertible, CustomRef
 
     /// Keys are equal when everything but the redaction policy is.
     public static func == (lhs: RequestKey, rhs: RequestKey) -> Bool {
-        guard lhs.hash == rhs.hash else { return false }
         switch (lhs.storage, rhs.storage) {
-        case (.parts(let left), .parts(let right)) where left === right:
-            return true
+        case (.parts(let left), .parts(let right)):
+            if left === right { return true }
+            guard left.hash == right.hash else { return false }
+            return left.method == right.method && left.url == right.url && left.varyingHeaders == right.varyingHeaders
+                && left.body == right.body && left.partition == right.partition
+                && left.credentials == right.credentials
         case (.bare(let left), .bare(let right)):
             return left.sharesStorage(with: right) || (left.method == right.method && left.urlText == right.urlText)
         default:
@@ -238,7 +260,7 @@ public struct RequestKey: Hashable, Sendable, CustomStringConvertible, CustomRef
         }
     }
 
-    /// Hashes what `==` compares (through the hash computed when the key was made).
+    /// Hashes what `==` compares (through the hash its parts keep, or its URL text carries).
     public func hash(into hasher: inout Hasher) {
         hasher.combine(hash)
     }
