@@ -17,6 +17,13 @@ import Testing
         return request
     }
 
+    /// A key sits in the frame of every caller that waits on a flight, whose frames fit one slab of task memory with a
+    /// few bytes to spare: a hash stored beside the reference (16 bytes) took a joiner to a second slab, a malloc more.
+    @Test func aKeyIsOneReference() {
+        #expect(MemoryLayout<RequestKey>.size == MemoryLayout<AnyObject>.size)
+        #expect(MemoryLayout<RequestKey?>.size == MemoryLayout<AnyObject>.size)
+    }
+
     @Test func aBareKeyEqualsAndHashesAsTheKeyOfItsParts() {
         let bare = RequestKey(Self.built())
         // A request made from a `URL` does not know its normalized text: keyed by its parts.
