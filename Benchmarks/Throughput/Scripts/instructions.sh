@@ -6,6 +6,7 @@
 # up to 2x; they count the client's whole process (event loops, URLSession's threads), never nginx.
 #
 #   bash Benchmarks/Throughput/Scripts/instructions.sh [--repeat K] [NAME ...]     (default: every contender)
+#   COURIER_THROUGHPUT_BINARY=/path/to/CourierAHCThroughput ...   (a build kept from before a change)
 #
 # With --repeat K the contenders run K times over, interleaved (A B A B ...), and the table gives each repetition and
 # the median. The whole-process count moves by a few percent from one sitting to the next (how often the event loops
@@ -23,9 +24,14 @@ if [ -d /opt/swift/usr/bin ]; then export PATH="/opt/swift/usr/bin:$PATH"; fi
 export PATH="$PATH:/usr/sbin:/sbin"
 command -v valgrind >/dev/null || { echo "valgrind is missing: apt-get install -y valgrind" >&2; exit 1; }
 source Scripts/nginx.sh
-swift build -c release --product CourierAHCThroughput >&2
 binary="$prefix/CourierAHCThroughput"
-objcopy --strip-debug "$(swift build -c release --show-bin-path)/CourierAHCThroughput" "$binary"
+if [ -n "${COURIER_THROUGHPUT_BINARY:-}" ]; then
+    # A build kept from before a change, for an A/B run in one sitting.
+    objcopy --strip-debug "$COURIER_THROUGHPUT_BINARY" "$binary"
+else
+    swift build -c release --product CourierAHCThroughput >&2
+    objcopy --strip-debug "$(swift build -c release --show-bin-path)/CourierAHCThroughput" "$binary"
+fi
 
 repeat=1
 if [ "${1:-}" = "--repeat" ]; then
