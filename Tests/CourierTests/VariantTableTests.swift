@@ -6,21 +6,9 @@ import Testing
 /// The table behind the cache's URL index (open addressing, removal by shifting back, no tombstones) holds exactly what
 /// a dictionary would, through runs of additions and removals that wrap around its end, collide, and grow it.
 @Suite struct VariantTableTests {
-    /// A deterministic generator (SplitMix64), so that a failure repeats.
-    private struct SplitMix: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
-
     @Test(arguments: [0, 64])
     func aTableHoldsWhatADictionaryHolds(room: Int) {
-        var random = SplitMix(state: UInt64(room) + 7)
+        var random = SplitMix64(seed: UInt64(room) + 7)
         var table = VariantTable(room: room)
         var model: [String: [Int]] = [:]
         let urls = (0..<300).map { URLText("https://api.example.com/items?key=\($0)") }
