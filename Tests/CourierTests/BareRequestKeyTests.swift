@@ -36,6 +36,19 @@ import Testing
         #expect(bare.varyingHeaders.isEmpty && bare.body == nil && bare.partition == nil)
     }
 
+    /// A bare key hashes from the request in place (``TransportRequest/methodAndURLHash``) and a table places keys by
+    /// ``RequestKey/_rawHashValue(seed:)``: whatever the method, a bare key and the key of its parts land together.
+    @Test(arguments: [RequestMethod.get, .head, .delete, "PURGE"])
+    func aBareKeyIsFoundUnderTheKeyOfItsPartsWhateverTheMethod(_ method: RequestMethod) {
+        let bare = RequestKey(Self.built(method))
+        let parts = RequestKey(TransportRequest(method: method, url: URL(string: Self.text)!))
+        #expect(bare == parts)
+        #expect(bare.hashValue == parts.hashValue)
+        #expect(bare._rawHashValue(seed: 42) == parts._rawHashValue(seed: 42))
+        let table = [parts: "flight"]
+        #expect(table[bare] == "flight")
+    }
+
     @Test func whatABareKeyLeavesOutStillSplitsKeys() {
         let bare = RequestKey(Self.built())
         var withHeader = Self.built()

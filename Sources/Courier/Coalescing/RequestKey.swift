@@ -100,10 +100,7 @@ public struct RequestKey: Hashable, Sendable, CustomStringConvertible, CustomRef
     private var hash: Int {
         switch storage {
         case .parts(let parts): parts.hash
-        case .bare(let request):
-            Self.hash(
-                method: request.method, url: request.urlText, varyingHeaders: [], body: nil, partition: nil,
-                credentials: [])
+        case .bare(let request): request.methodAndURLHash
         }
     }
 
@@ -157,6 +154,7 @@ public struct RequestKey: Hashable, Sendable, CustomStringConvertible, CustomRef
         // with no pass of the hasher, because a bare key computes it each time it is hashed. Equal keys have equal
         // methods, so the length is enough to keep the rule that equal keys hash alike.
         if varyingHeaders.isEmpty, body == nil, partition == nil, credentials.isEmpty {
+            // (``TransportRequest/methodAndURLHash`` computes the same for a bare key.)
             return url.precomputedHash ^ (method.rawValue.utf8.count &* 0x1E37_79B9_7F4A_7C15)
         }
         var hasher = Hasher()
@@ -263,6 +261,18 @@ public struct RequestKey: Hashable, Sendable, CustomStringConvertible, CustomRef
     /// Hashes what `==` compares (through the hash its parts keep, or its URL text carries).
     public func hash(into hasher: inout Hasher) {
         hasher.combine(hash)
+    }
+
+    /// What `Set` and `Dictionary` place a key by: the kept hash mixed with the table's seed, with no pass of `Hasher`.
+    ///
+    /// The kept hash is already a per-process `Hasher` result (the URL text's, or the parts'), so a second keyed pass
+    /// adds nothing but cost: the flight table looks a key up twice per call (`enter`, `finish`), and each pass was
+    /// about 180 instructions. Multiplying by an odd constant and folding the high half down keeps every bit of the
+    /// hash and the seed in the low bits a table indexes by, so a table built from another's order does not cluster.
+    /// Equal keys keep equal hashes, so this agrees with `hash(into:)`'s rule.
+    public func _rawHashValue(seed: Int) -> Int {
+        let mixed = UInt64(truncatingIfNeeded: hash ^ seed) &* 0x9E37_79B9_7F4A_7C15
+        return Int(truncatingIfNeeded: mixed ^ (mixed &>> 29))
     }
 
     /// Lower-cases the scheme and host (never the user information: RFC 3986 §6.2.2.1), drops the default port
