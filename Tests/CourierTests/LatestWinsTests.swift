@@ -149,7 +149,7 @@ import Testing
         let fields = Mirror(reflecting: request.fields).children.map { "\($0.label ?? ""): \($0.value)" }
         let erased = APIRequest<Data>(fields: request.fields)
 
-        #expect(fields.count == 14)
+        #expect(fields.count == 15, "14 properties and whether the body is set (`hasBody`)")
         #expect(Mirror(reflecting: request).children.count == 1, "nothing is stored outside the fields")
         #expect(erased.method == .post && erased.path == "/items" && erased.query == request.query)
         #expect(erased.cachePolicy == .reloadIgnoringCache && erased.coalescing == .always)

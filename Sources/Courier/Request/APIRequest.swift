@@ -216,7 +216,13 @@ struct RequestFields: Sendable {
     var path: String
     var query: [URLQueryItem]
     var headers: HeaderFields
-    var body: RequestPayload?
+    var body: RequestPayload? {
+        didSet { hasBody = body != nil }
+    }
+    /// Whether ``body`` is set, kept as it changes: the payload holds an existential, and reading whether it is `nil`
+    /// (a comparison or a `switch`) copied it out through the runtime's generic witnesses, about 60 instructions of
+    /// every call (``isPlainGET``).
+    private(set) var hasBody: Bool
     var cachePolicy: CachePolicy
     var defaultFreshness: Duration? = nil
     var coalescing: CoalescingPolicy
@@ -255,14 +261,6 @@ struct RequestFields: Sendable {
     /// and each byte it grows costs every call (measured in `Scripts/instructions.sh`).
     var options: RequestOptions?
 
-    /// Whether the request has a body. (A switch: comparing the optional payload with `nil` copied it out first.)
-    private var hasBody: Bool {
-        switch body {
-        case .none: false
-        case .some: true
-        }
-    }
-
     /// A `GET` with no headers, body, redirect policy or credential option of its own: the request it builds depends
     /// on nothing but its URL and the client (see ``RecentURLs/PlainGET``).
     var isPlainGET: Bool {
@@ -278,6 +276,7 @@ struct RequestFields: Sendable {
         self.query = query
         self.headers = headers
         self.body = body
+        hasBody = body != nil
         cachePolicy = .useProtocolPolicy
         coalescing = .automatic
         requiresAuthentication = true
