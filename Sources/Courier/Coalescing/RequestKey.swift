@@ -35,83 +35,49 @@ public struct RequestKey: Hashable, Sendable, CustomStringConvertible, CustomRef
     ]
 
     /// The request method.
-    public var method: RequestMethod {
-        switch storage {
-        case .parts(let parts): parts.method
-        case .bare(let request): request.method
-        }
-    }
+    public var method: RequestMethod { parts?.method ?? bareRequest.method }
     /// The normalized URL, credentials included (use ``description`` to print it).
     public var url: String { urlText.text }
     /// `name: value` for each header field in the key other than a credential, names lower-cased, sorted by name
     /// (the values of one name keep their order).
-    public var varyingHeaders: [String] {
-        switch storage {
-        case .parts(let parts): parts.varyingHeaders
-        case .bare: []
-        }
-    }
+    public var varyingHeaders: [String] { parts?.varyingHeaders ?? [] }
     /// The request body, when there is one.
-    public var body: Data? {
-        switch storage {
-        case .parts(let parts): parts.body
-        case .bare: nil
-        }
-    }
+    public var body: Data? { parts?.body }
     /// An identity that partitions keys, such as a user id; `nil` when the request is anonymous.
-    public var partition: String? {
-        switch storage {
-        case .parts(let parts): parts.partition
-        case .bare: nil
-        }
-    }
+    public var partition: String? { parts?.partition }
     /// The credential header values, compared but never printed.
-    private var credentials: [String] {
-        switch storage {
-        case .parts(let parts): parts.credentials
-        case .bare: []
-        }
-    }
+    private var credentials: [String] { parts?.credentials ?? [] }
     /// What ``description`` redacts; not part of the key's identity.
-    private var policy: CredentialPolicy {
-        switch storage {
-        case .parts(let parts): parts.policy
-        case .bare(let request): request.credentials
-        }
-    }
+    private var policy: CredentialPolicy { parts?.policy ?? bareRequest.credentials }
     /// The normalized URL with its hash.
-    private var urlText: URLText {
-        switch storage {
-        case .parts(let parts): parts.url
-        case .bare(let request): request.urlText
-        }
-    }
+    private var urlText: URLText { parts?.url ?? bareRequest.urlText }
 
-    /// The key's parts behind one immutable reference: a key is copied into the flight table, each waiter's
-    /// deadline and the flight's task, and as a struct of seven fields each copy retained all of them.
+    /// The key's parts behind one reference: a ``Parts``, or the storage of a request keyed by itself
+    /// (``TransportRequest/keyReference``).
     ///
     /// One reference and nothing beside it: a key sits in the frames and closures of every caller that waits on a
     /// flight, and a joiner's fit in one slab of task memory with a few bytes to spare (a stored hash beside the
-    /// reference made the key 16 bytes, and a joiner took a second slab: a malloc per joiner).
-    private let storage: Storage
+    /// reference made the key 16 bytes, and a joiner took a second slab: a malloc per joiner). And one reference of
+    /// either class rather than an enum of two: a `RequestKey?` of a two-case enum was copied through the runtime's
+    /// generic `Optional` witnesses (about 120 instructions per copy, two copies in every call's route), where a copy
+    /// of a reference is a retain.
+    ///
+    /// A request keyed by itself has no header field, no body and no partition (a plain `GET` of a client without
+    /// default headers): everything the key compares is in the request, so making its key allocates nothing. Taken
+    /// only when the request knows its normalized URL, which is then never computed again.
+    private let storage: any AnyObject & Sendable
+
+    /// The parts, unless the key is a request's own.
+    @inline(__always) private var parts: Parts? { storage as? Parts }
+
+    /// The request a key without ``parts`` was made from.
+    private var bareRequest: TransportRequest { TransportRequest(keyReference: storage) }
 
     /// The hash of what `==` compares: kept by the parts, computed for a bare key from its method and the hash its URL
     /// text already carries.
     private var hash: Int {
-        switch storage {
-        case .parts(let parts): parts.hash
-        case .bare(let request): request.methodAndURLHash
-        }
-    }
-
-    /// Where a key's parts are.
-    private enum Storage: Sendable {
-        case parts(Parts)
-        /// A request with no header field and no body, keyed without a partition (a plain `GET` of a client without
-        /// default headers): everything the key compares is in the request, so the key keeps the request itself
-        /// rather than a copy of its parts, and making it allocates nothing. Taken only when the request knows its
-        /// normalized URL, which is then never computed again.
-        case bare(TransportRequest)
+        if let parts { return parts.hash }
+        return TransportRequest.methodAndURLHash(ofKeyReference: storage)
     }
 
     private final class Parts: Sendable {
@@ -145,7 +111,7 @@ public struct RequestKey: Hashable, Sendable, CustomStringConvertible, CustomRef
         }
     }
 
-    /// The hash of a key's parts, the same whichever ``Storage`` holds them.
+    /// The hash of a key's parts, the same for a key of parts and a request keyed by itself.
     fileprivate static func hash(
         method: RequestMethod, url: URLText, varyingHeaders: [String], body: Data?, partition: String?,
         credentials: [String]
@@ -180,7 +146,7 @@ public struct RequestKey: Hashable, Sendable, CustomStringConvertible, CustomRef
         ignoring ignoredHeaders: Set<String> = RequestKey.perCallHeaders, partition: String? = nil
     ) {
         if request.headers.isEmpty, request.body == nil, partition == nil, request.knownURLText != nil {
-            storage = .bare(request)
+            storage = request.keyReference
             return
         }
         var varyingHeaders: [String] = []
@@ -200,10 +166,9 @@ public struct RequestKey: Hashable, Sendable, CustomStringConvertible, CustomRef
             }
             varyingHeaders = Self.sortedByName(lines)
         }
-        storage = .parts(
-            Parts(
-                method: request.method, url: request.urlText, varyingHeaders: varyingHeaders, body: request.body,
-                partition: partition, credentials: credentials, policy: request.credentials))
+        storage = Parts(
+            method: request.method, url: request.urlText, varyingHeaders: varyingHeaders, body: request.body,
+            partition: partition, credentials: credentials, policy: request.credentials)
     }
 
     /// Whether `names`, in any case, contain the lower-cased `name`.
@@ -243,15 +208,18 @@ public struct RequestKey: Hashable, Sendable, CustomStringConvertible, CustomRef
 
     /// Keys are equal when everything but the redaction policy is.
     public static func == (lhs: RequestKey, rhs: RequestKey) -> Bool {
-        switch (lhs.storage, rhs.storage) {
-        case (.parts(let left), .parts(let right)):
-            if left === right { return true }
+        // The same reference: the same parts, or copies of one unchanged request.
+        if lhs.storage === rhs.storage { return true }
+        switch (lhs.parts, rhs.parts) {
+        case (let left?, let right?):
             guard left.hash == right.hash else { return false }
             return left.method == right.method && left.url == right.url && left.varyingHeaders == right.varyingHeaders
                 && left.body == right.body && left.partition == right.partition
                 && left.credentials == right.credentials
-        case (.bare(let left), .bare(let right)):
-            return left.sharesStorage(with: right) || (left.method == right.method && left.urlText == right.urlText)
+        case (nil, nil):
+            let left = lhs.bareRequest
+            let right = rhs.bareRequest
+            return left.method == right.method && left.urlText == right.urlText
         default:
             return lhs.method == rhs.method && lhs.urlText == rhs.urlText && lhs.varyingHeaders == rhs.varyingHeaders
                 && lhs.body == rhs.body && lhs.partition == rhs.partition && lhs.credentials == rhs.credentials

@@ -113,14 +113,28 @@ public struct TransportRequest: Sendable, Hashable {
     /// ``urlText`` when the request knows it already (the client built it), `nil` when it would be computed.
     var knownURLText: URLText? { storage.urlText }
 
-    /// The hash of a request known by its method and normalized URL alone (a ``RequestKey`` that keeps the request):
-    /// the hash its URL text carries, mixed with the method's length. Read in place: through ``method`` and
+    /// The request's storage as one reference, for a ``RequestKey`` that keys the request by itself: copies of the key
+    /// then share the request, and a copy is a retain.
+    var keyReference: any AnyObject & Sendable { storage }
+
+    /// The request whose storage is `reference`, a ``keyReference``.
+    init(keyReference reference: any AnyObject & Sendable) {
+        storage = Self.storage(keyReference: reference)
+    }
+
+    /// The hash of a request a ``RequestKey`` keys by itself (it has no header, body or partition): the hash its URL
+    /// text carries, mixed with the method's length. Read in place from the storage: through ``method`` and
     /// ``urlText`` each read copied the request's fields and its text, about 170 instructions per hash of a key.
     /// Equal methods have equal lengths, so equal requests hash alike.
-    var methodAndURLHash: Int {
-        let storage = self.storage
+    static func methodAndURLHash(ofKeyReference reference: any AnyObject & Sendable) -> Int {
+        let storage = storage(keyReference: reference)
         let urlHash = storage.urlText?.precomputedHash ?? URLText(RequestKey.normalize(storage.url)).precomputedHash
         return urlHash ^ (storage.fields.method.rawValue.utf8.count &* 0x1E37_79B9_7F4A_7C15)
+    }
+
+    /// The storage a ``keyReference`` is: a key hands back only what it was given.
+    private static func storage(keyReference reference: any AnyObject & Sendable) -> Storage {
+        unsafeDowncast(reference, to: Storage.self)
     }
 
     /// Keeps `text` as this request's ``urlText``; it must be the normalized form of ``url``.
