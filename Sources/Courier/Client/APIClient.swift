@@ -206,7 +206,7 @@ public final class APIClient: Sendable {
         let prepared = try prepare(request)
         let adapted = Adapted(unadapted: prepared.request, request: prepared.request, sharingKey: prepared.sharingKey)
         // 3. The cache answers, or says what to send and how to record the answer.
-        return try route(
+        return try plannedRoute(
             request, adapted, limits: limits(of: request), authorization: nil, id: id, decoding: shared,
             joining: joining)
     }
@@ -240,11 +240,22 @@ public final class APIClient: Sendable {
             callTimeout: request.callTimeout ?? configuration.callTimeout, now: now() ?? deadlines.elapsed)
     }
 
-    /// Step 3: asks the cache's plan and turns it into an answer or a call to send (a stale answer also starts its
-    /// background revalidation). Synchronous and not inlined, so that the plan's values stay off the async frame of
+    /// Step 3 for ``routeAuthorizing(_:id:decoding:)``: ``plannedRoute(_:_:limits:authorization:id:decoding:joining:)``
+    /// in a function of its own, so that the plan's values stay off the async frame of
     /// ``perform(_:id:decodingOnce:)`` (`Docs/Performance.md#async-frames`).
     @inline(never)
     private func route(
+        _ request: RequestFields, _ adapted: consuming Adapted, limits: CallLimits, authorization: Authorization?,
+        id: CallID, decoding shared: SharedDecoding?
+    ) throws(APIError) -> Route {
+        try plannedRoute(request, adapted, limits: limits, authorization: authorization, id: id, decoding: shared)
+    }
+
+    /// Step 3: asks the cache's plan and turns it into an answer or a call to send (a stale answer also starts its
+    /// background revalidation). Inlined into the synchronous step that built `adapted`, which then moves it into the
+    /// call, or drops it, in one frame.
+    @inline(__always)
+    private func plannedRoute(
         _ request: RequestFields, _ adapted: consuming Adapted, limits: CallLimits, authorization: Authorization?,
         id: CallID, decoding shared: SharedDecoding?, joining: Bool = false
     ) throws(APIError) -> Route {
