@@ -142,8 +142,10 @@ enum Freshness {
                 status: status, directives: directives, hasExpires: entry.storesField(named: "expires")),
             status != 206 || entry.isWellFormedPartial
         else { return false }
-        return entry.freshnessLifetime > 0 || entry.etag != nil || entry.lastModified != nil
-            || directives.staleWhileRevalidate != nil || directives.staleIfError != nil
+        // What needs no date parsed first: an entry's times are worked out when first read (``CachedResponse/Timing``),
+        // and one with a validator is stored whatever they say.
+        return entry.etag != nil || directives.staleWhileRevalidate != nil || directives.staleIfError != nil
+            || entry.freshnessLifetime > 0 || entry.lastModified != nil
     }
 
     /// Whether a stale `entry` may be served at all (§4.2.4): not when the server said `must-revalidate` or
