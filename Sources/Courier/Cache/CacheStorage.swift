@@ -65,7 +65,7 @@ struct CacheStorage {
     private struct Node {
         /// Tells a slot's current entry from one stored there earlier.
         let id: UInt64
-        var entry: CachedResponse
+        var content: Content
         let url: URLText
         let partition: CachePartition
         /// The body as a caller decoded it, and the bytes it counts (its body's length) against the limits.
@@ -73,6 +73,52 @@ struct CacheStorage {
         var decodedBytes = 0
         /// The response as last served, with its `Age`; see ``CachedResponse/Served``.
         var served: CachedResponse.Served?
+    }
+
+    /// A stored entry: its fields as the store gave them, until a lookup first returns it; then the entry, boxed once
+    /// and shared by every lookup after.
+    ///
+    /// A service that calls ever-new URLs stores responses that nobody asks for again: boxing each when it was stored
+    /// cost an allocation per stored response, and its release at eviction.
+    enum Content {
+        case fields(CachedResponse.Fields)
+        case entry(CachedResponse)
+
+        var fields: CachedResponse.Fields {
+            switch self {
+            case .fields(let fields): fields
+            case .entry(let entry): entry.fields
+            }
+        }
+
+        var byteCount: Int {
+            switch self {
+            case .fields(let fields): fields.byteCount
+            case .entry(let entry): entry.byteCount
+            }
+        }
+
+        var variesOnNothing: Bool {
+            switch self {
+            case .fields(let fields): fields.varyNames.isEmpty
+            case .entry(let entry): entry.varyNames.isEmpty
+            }
+        }
+
+        func matches(_ headers: HeaderFields) -> Bool {
+            switch self {
+            case .fields(let fields): fields.matches(headers)
+            case .entry(let entry): entry.matches(headers)
+            }
+        }
+
+        /// The entry, boxed now if it was not yet (not kept: for diagnostics and scans).
+        var entry: CachedResponse {
+            switch self {
+            case .fields(let fields): CachedResponse(fields: fields)
+            case .entry(let entry): entry
+            }
+        }
     }
 
     /// A slot's place in the least-recently-used list.
@@ -106,11 +152,13 @@ struct CacheStorage {
 
     /// The stored variants for `url` and `partition`, most recently stored first: matching them against a request's
     /// headers (server-controlled work) happens outside the lock.
-    func candidates(url: URLText, partition: CachePartition) -> [Candidate] {
+    mutating func candidates(url: URLText, partition: CachePartition) -> [Candidate] {
         guard let variants = index.slots(url: url, partition: partition) else { return [] }
-        return variants.reversed().compactMap { slot in
-            slots[slot].map { node in Candidate(slot: slot, id: node.id, entry: entry(inSlot: slot)) }
+        var candidates: [Candidate] = []
+        for slot in variants.reversed() where slots[slot] != nil {
+            candidates.append(Candidate(slot: slot, id: slots[slot].unsafelyUnwrapped.id, entry: entry(inSlot: slot)))
         }
+        return candidates
     }
 
     /// The stored variant for `url` and `partition` when the newest one varies on nothing, marked as most recently
@@ -120,7 +168,7 @@ struct CacheStorage {
     mutating func unvariedEntry(url: URLText, partition: CachePartition) -> UnvariedLookup {
         guard let slot = index.newestSlot(url: url, partition: partition), slots[slot] != nil else { return .none }
         // The node is read in place: copying it out would retain each of its fields.
-        guard slots[slot].unsafelyUnwrapped.entry.varyNames.isEmpty else { return .needsMatching }
+        guard slots[slot].unsafelyUnwrapped.content.variesOnNothing else { return .needsMatching }
         if newest != slot {
             unlink(slot)
             linkAsNewest(slot)
@@ -136,9 +184,12 @@ struct CacheStorage {
     }
 
     /// The entry stored in `slot` (which holds one) as a lookup returns it: with its generation, its slot and what
-    /// is kept beside it.
-    private func entry(inSlot slot: Int) -> CachedResponse {
-        var entry = slots[slot].unsafelyUnwrapped.entry
+    /// is kept beside it. Boxed here, once, if no lookup returned it before (see ``Content``).
+    private mutating func entry(inSlot slot: Int) -> CachedResponse {
+        if case .fields(let fields) = slots[slot].unsafelyUnwrapped.content {
+            slots[slot]?.content = .entry(CachedResponse(fields: fields))
+        }
+        guard case .entry(var entry) = slots[slot].unsafelyUnwrapped.content else { preconditionFailure("boxed above") }
         entry.generation = slots[slot].unsafelyUnwrapped.id
         entry.storageSlot = slot
         entry.decoded = slots[slot].unsafelyUnwrapped.decoded
@@ -159,7 +210,7 @@ struct CacheStorage {
     var allCandidates: [(url: String, candidate: Candidate)] {
         slots.indices.compactMap { slot in
             slots[slot].map { node in
-                var entry = node.entry
+                var entry = node.content.entry
                 entry.generation = node.id
                 return (node.url.text, Candidate(slot: slot, id: node.id, entry: entry))
             }
@@ -190,8 +241,15 @@ struct CacheStorage {
     mutating func insert(
         _ entry: CachedResponse, url: URLText, partition: CachePartition, replacing headers: HeaderFields
     ) -> Insertion {
-        let fits =
-            limits.maxEntries > 0 && entry.byteCount <= limits.maxEntryBytes && entry.byteCount <= limits.maxBytes
+        insert(.entry(entry), url: url, partition: partition, replacing: headers)
+    }
+
+    /// ``insert(_:url:partition:replacing:)`` for an entry's fields, kept as they are until a lookup returns them.
+    mutating func insert(
+        _ content: consuming Content, url: URLText, partition: CachePartition, replacing headers: HeaderFields
+    ) -> Insertion {
+        let byteCount = content.byteCount
+        let fits = limits.maxEntries > 0 && byteCount <= limits.maxEntryBytes && byteCount <= limits.maxBytes
         // A URL stored for the first time, the common case of a service calling distinct resources, has no variant to
         // replace or to make room among: the slot it takes is added to the index in the same lookup that finds that
         // nothing is stored for it (looking up, then adding, hashed and probed the index twice).
@@ -199,7 +257,7 @@ struct CacheStorage {
         if fits {
             let slot = freeSlots.last ?? slots.count
             variants = index.addIfFirst(slot, url: url, partition: partition)
-            if variants == nil { return place(entry, inSlot: slot, url: url, partition: partition, replaced: 0) }
+            if variants == nil { return place(content, inSlot: slot, url: url, partition: partition, replaced: 0) }
         } else {
             variants = index.slots(url: url, partition: partition)
         }
@@ -214,27 +272,28 @@ struct CacheStorage {
         }
         let slot = freeSlots.last ?? slots.count
         index.append(slot, url: url, partition: partition)
-        return place(entry, inSlot: slot, url: url, partition: partition, replaced: replaced)
+        return place(content, inSlot: slot, url: url, partition: partition, replaced: replaced)
     }
 
     /// Puts `entry` in `slot` (the last free slot, or the next new one), already indexed, as the most recently used,
     /// then evicts least recently used entries until the limits hold.
     private mutating func place(
-        _ entry: CachedResponse, inSlot slot: Int, url: URLText, partition: CachePartition, replaced: Int
+        _ content: consuming Content, inSlot slot: Int, url: URLText, partition: CachePartition, replaced: Int
     ) -> Insertion {
+        let byteCount = content.byteCount
         lastNodeID &+= 1
         // Built in place: a node built first and then stored was copied, each of its references retained and
         // released once more.
         if slot == slots.count {
-            slots.append(Node(id: lastNodeID, entry: entry, url: url, partition: partition))
+            slots.append(Node(id: lastNodeID, content: content, url: url, partition: partition))
             links.append(Link())
         } else {
             freeSlots.removeLast()
-            slots[slot] = Node(id: lastNodeID, entry: entry, url: url, partition: partition)
+            slots[slot] = Node(id: lastNodeID, content: content, url: url, partition: partition)
         }
         linkAsNewest(slot)
         count += 1
-        totalBytes += entry.byteCount
+        totalBytes += byteCount
         var evicted = 0
         while count > limits.maxEntries || totalBytes > limits.maxBytes, let victim = oldest, victim != slot {
             remove(victim)
@@ -250,7 +309,7 @@ struct CacheStorage {
         guard slots.indices.contains(slot), let node = slots[slot], node.id == id, node.decoded == nil else {
             return 0
         }
-        let total = node.entry.byteCount + bytes
+        let total = node.content.byteCount + bytes
         guard total <= limits.maxEntryBytes, total <= limits.maxBytes else { return 0 }
         slots[slot]?.decoded = value
         slots[slot]?.decodedBytes = bytes
@@ -272,7 +331,7 @@ struct CacheStorage {
 
     /// Removes those of `variants` (the slots of one URL and partition) that `headers` select; returns how many.
     private mutating func removeVariants(_ variants: VariantSlots, matching headers: HeaderFields) -> Int {
-        let matching = variants.filter { slots[$0]?.entry.matches(headers) == true }
+        let matching = variants.filter { slots[$0]?.content.matches(headers) == true }
         for slot in matching { remove(slot) }
         return matching.count
     }
@@ -302,7 +361,7 @@ struct CacheStorage {
         var result: [(url: String, entry: CachedResponse)] = []
         var cursor = oldest
         while let slot = cursor, let node = slots[slot] {
-            result.append((node.url.text, node.entry))
+            result.append((node.url.text, node.content.entry))
             cursor = links[slot].newer
         }
         return result
@@ -319,7 +378,7 @@ struct CacheStorage {
                 index.slots(url: node.url, partition: node.partition)?.contains(slot) == true
             else { return false }
             walked += 1
-            bytes += node.entry.byteCount + node.decodedBytes
+            bytes += node.content.byteCount + node.decodedBytes
             previous = slot
             cursor = links[slot].newer
         }
@@ -337,7 +396,7 @@ struct CacheStorage {
         guard let node = slots[slot].take() else { return }
         freeSlots.append(slot)
         count -= 1
-        totalBytes -= node.entry.byteCount + node.decodedBytes
+        totalBytes -= node.content.byteCount + node.decodedBytes
         index.remove(slot, url: node.url, partition: node.partition)
     }
 

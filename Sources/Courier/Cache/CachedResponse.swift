@@ -96,9 +96,23 @@ public struct CachedResponse: Sendable {
 
     /// Whether the stored response has a field named `canonicalName` (lower case), read without building it.
     func storesField(named canonicalName: String) -> Bool {
-        let fields = stored.fields.received.headers.fields
-        let removed = stored.fields.removed
-        return fields.indices.contains { fields[$0].hasName(canonicalName) && removed & (1 << UInt64($0)) == 0 }
+        stored.fields.storesField(named: canonicalName)
+    }
+
+    /// The parsed fields, as a ``CacheStorage`` keeps an entry no lookup has returned yet.
+    var fields: Fields { stored.fields }
+
+    /// The entry's times (see ``Timing``), worked out when first read.
+    var timing: Timing { stored.timing }
+
+    /// An entry of `fields`, whose times are worked out when first read.
+    init(fields: Fields) {
+        stored = Stored(fields)
+    }
+
+    /// An entry of `fields` whose times were worked out already.
+    init(fields: Fields, timing: Timing) {
+        stored = Stored(fields, timing: timing)
     }
 
     struct Fields: Sendable {
@@ -140,6 +154,23 @@ public struct CachedResponse: Sendable {
             for index in fields.indices where removed & (1 << UInt64(index)) == 0 { kept.append(fields[index]) }
             return TransportResponse(
                 statusCode: received.statusCode, headers: HeaderFields(fields: kept), body: received.body)
+        }
+
+        /// Whether the stored response has a field named `canonicalName` (lower case), read without building it.
+        func storesField(named canonicalName: String) -> Bool {
+            let fields = received.headers.fields
+            return fields.indices.contains { fields[$0].hasName(canonicalName) && removed & (1 << UInt64($0)) == 0 }
+        }
+
+        /// ``CachedResponse/isWellFormedPartial``.
+        var isWellFormedPartial: Bool {
+            guard let contentRange else { return false }
+            return contentRange.bytes.count == received.body.count
+        }
+
+        /// ``CachedResponse/matches(_:)``.
+        func matches(_ headers: HeaderFields) -> Bool {
+            zip(varyNames, varyValues).allSatisfy { CachedResponse.normalizedValue(of: $0, in: headers) == $1 }
         }
 
         /// The entry's ``Timing``, from its date fields, directives and times.
@@ -253,24 +284,35 @@ public struct CachedResponse: Sendable {
         response: TransportResponse, request: TransportRequest, requestTime: Date, responseTime: Date,
         defaultFreshness: TimeInterval?
     ) {
+        self.init(
+            fields: Self.fields(
+                response: response, request: request, requestTime: requestTime, responseTime: responseTime,
+                defaultFreshness: defaultFreshness))
+    }
+
+    /// The fields of the entry ``init(response:request:requestTime:responseTime:defaultFreshness:)`` makes, without
+    /// its box: a ``CacheStorage`` keeps them as they are until a lookup first returns the entry.
+    static func fields(
+        response: TransportResponse, request: TransportRequest, requestTime: Date, responseTime: Date,
+        defaultFreshness: TimeInterval?
+    ) -> Fields {
         // Taken apart as it is returned: kept whole, the fields were copied out of it (a retain of each string and
         // list) and both copies destroyed.
         let (received, removed, headerBytes, fields) = StoredFields.gathered(response, credentials: request.credentials)
         let directives = CacheControl.parse(fields.cacheControl)
         let etag = fields.etag.map(\.trimmingOptionalWhitespace).flatMap { $0.isEmpty ? nil : $0 }
         let vary = fields.varyNames
-        let variesOnEverything = vary.contains("*") || vary.count > Self.maxVaryNames
+        let variesOnEverything = vary.contains("*") || vary.count > maxVaryNames
         let varyNames = variesOnEverything ? [] : vary
-        let varyValues = varyNames.map { Self.normalizedValue(of: $0, in: request.headers) }
+        let varyValues = varyNames.map { normalizedValue(of: $0, in: request.headers) }
         let byteCount = headerBytes + response.body.count
         let contentRange = response.statusCode == 206 ? fields.contentRange.flatMap(ContentRange.init) : nil
-        self.stored = Stored(
-            Fields(
-                received: received, removed: removed, requestTime: requestTime,
-                responseTime: responseTime, date: fields.date, lastModified: fields.lastModified,
-                expires: fields.expires, age: fields.age, etag: etag, byteCount: byteCount, contentRange: contentRange,
-                defaultFreshness: defaultFreshness, directives: directives, varyNames: varyNames,
-                varyValues: varyValues, variesOnEverything: variesOnEverything))
+        return Fields(
+            received: received, removed: removed, requestTime: requestTime,
+            responseTime: responseTime, date: fields.date, lastModified: fields.lastModified,
+            expires: fields.expires, age: fields.age, etag: etag, byteCount: byteCount, contentRange: contentRange,
+            defaultFreshness: defaultFreshness, directives: directives, varyNames: varyNames,
+            varyValues: varyValues, variesOnEverything: variesOnEverything)
     }
 
     /// The current age in seconds (`current_age`, RFC 9111 §4.2.3).
@@ -306,7 +348,7 @@ public struct CachedResponse: Sendable {
     /// Whether this stored response was selected by `headers` (§4.1): every header named by `Vary` has the same
     /// normalized value (or is absent in both).
     func matches(_ headers: HeaderFields) -> Bool {
-        zip(varyNames, varyValues).allSatisfy { Self.normalizedValue(of: $0, in: headers) == $1 }
+        stored.fields.matches(headers)
     }
 
     /// This entry freshened by a `304 Not Modified` (RFC 9111 §4.3.4, §3.2): every field of the 304 replaces the
