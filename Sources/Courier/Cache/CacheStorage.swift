@@ -65,7 +65,11 @@ struct CacheStorage {
     private struct Node {
         /// Tells a slot's current entry from one stored there earlier.
         let id: UInt64
-        var content: Content
+        /// The entry, once a lookup returned it; until then its fields are in ``unboxed`` (see ``Content``).
+        var entry: CachedResponse?
+        /// The entry's ``CachedResponse/byteCount``, and whether it varies on nothing, read without the entry.
+        let byteCount: Int
+        let variesOnNothing: Bool
         let url: URLText
         let partition: CachePartition
         /// The body as a caller decoded it, and the bytes it counts (its body's length) against the limits.
@@ -75,21 +79,15 @@ struct CacheStorage {
         var served: CachedResponse.Served?
     }
 
-    /// A stored entry: its fields as the store gave them, until a lookup first returns it; then the entry, boxed once
-    /// and shared by every lookup after.
+    /// An entry to store: its fields as the store gave them, kept as they are (in ``unboxed``) until a lookup first
+    /// returns the entry, which boxes them once for every lookup after; or an entry boxed already.
     ///
     /// A service that calls ever-new URLs stores responses that nobody asks for again: boxing each when it was stored
-    /// cost an allocation per stored response, and its release at eviction.
+    /// cost an allocation per stored response, and its release at eviction. The fields are kept beside the nodes, not
+    /// in them: a node is read on every hit, and with the fields inline each read copied them.
     enum Content {
         case fields(CachedResponse.Fields)
         case entry(CachedResponse)
-
-        var fields: CachedResponse.Fields {
-            switch self {
-            case .fields(let fields): fields
-            case .entry(let entry): entry.fields
-            }
-        }
 
         var byteCount: Int {
             switch self {
@@ -102,21 +100,6 @@ struct CacheStorage {
             switch self {
             case .fields(let fields): fields.varyNames.isEmpty
             case .entry(let entry): entry.varyNames.isEmpty
-            }
-        }
-
-        func matches(_ headers: HeaderFields) -> Bool {
-            switch self {
-            case .fields(let fields): fields.matches(headers)
-            case .entry(let entry): entry.matches(headers)
-            }
-        }
-
-        /// The entry, boxed now if it was not yet (not kept: for diagnostics and scans).
-        var entry: CachedResponse {
-            switch self {
-            case .fields(let fields): CachedResponse(fields: fields)
-            case .entry(let entry): entry
             }
         }
     }
@@ -134,6 +117,8 @@ struct CacheStorage {
     /// The list's links, by slot: beside the nodes rather than in them, so that relinking a slot writes two integers
     /// where writing through an optional node cost about 50 instructions a field.
     private var links: [Link] = []
+    /// The fields of each slot's entry until a lookup first returns it, by slot; `nil` once boxed (see ``Content``).
+    private var unboxed: [CachedResponse.Fields?] = []
     private var freeSlots: [Int] = []
     private var newest: Int?
     private var oldest: Int?
@@ -168,7 +153,7 @@ struct CacheStorage {
     mutating func unvariedEntry(url: URLText, partition: CachePartition) -> UnvariedLookup {
         guard let slot = index.newestSlot(url: url, partition: partition), slots[slot] != nil else { return .none }
         // The node is read in place: copying it out would retain each of its fields.
-        guard slots[slot].unsafelyUnwrapped.content.variesOnNothing else { return .needsMatching }
+        guard slots[slot].unsafelyUnwrapped.variesOnNothing else { return .needsMatching }
         if newest != slot {
             unlink(slot)
             linkAsNewest(slot)
@@ -186,15 +171,26 @@ struct CacheStorage {
     /// The entry stored in `slot` (which holds one) as a lookup returns it: with its generation, its slot and what
     /// is kept beside it. Boxed here, once, if no lookup returned it before (see ``Content``).
     private mutating func entry(inSlot slot: Int) -> CachedResponse {
-        if case .fields(let fields) = slots[slot].unsafelyUnwrapped.content {
-            slots[slot]?.content = .entry(CachedResponse(fields: fields))
-        }
-        guard case .entry(var entry) = slots[slot].unsafelyUnwrapped.content else { preconditionFailure("boxed above") }
+        if slots[slot].unsafelyUnwrapped.entry == nil { box(slot) }
+        var entry = slots[slot].unsafelyUnwrapped.entry.unsafelyUnwrapped
         entry.generation = slots[slot].unsafelyUnwrapped.id
         entry.storageSlot = slot
         entry.decoded = slots[slot].unsafelyUnwrapped.decoded
         entry.lastServed = slots[slot].unsafelyUnwrapped.served
         return entry
+    }
+
+    /// Boxes the fields kept for `slot`, for the first lookup that returns its entry.
+    @inline(never)
+    private mutating func box(_ slot: Int) {
+        guard let fields = unboxed[slot].take() else { return }
+        slots[slot]?.entry = CachedResponse(fields: fields)
+    }
+
+    /// The entry in `slot`, boxed or not (not kept: for diagnostics and scans).
+    private func anyEntry(inSlot slot: Int) -> CachedResponse? {
+        if let entry = slots[slot]?.entry { return entry }
+        return unboxed[slot].map { CachedResponse(fields: $0) }
     }
 
     /// Keeps the response as served at one age beside the entry stored in `slot`, if it is still generation `id`.
@@ -210,7 +206,7 @@ struct CacheStorage {
     var allCandidates: [(url: String, candidate: Candidate)] {
         slots.indices.compactMap { slot in
             slots[slot].map { node in
-                var entry = node.content.entry
+                var entry = anyEntry(inSlot: slot).unsafelyUnwrapped
                 entry.generation = node.id
                 return (node.url.text, Candidate(slot: slot, id: node.id, entry: entry))
             }
@@ -281,15 +277,27 @@ struct CacheStorage {
         _ content: consuming Content, inSlot slot: Int, url: URLText, partition: CachePartition, replaced: Int
     ) -> Insertion {
         let byteCount = content.byteCount
+        let variesOnNothing = content.variesOnNothing
         lastNodeID &+= 1
         // Built in place: a node built first and then stored was copied, each of its references retained and
         // released once more.
         if slot == slots.count {
-            slots.append(Node(id: lastNodeID, content: content, url: url, partition: partition))
+            slots.append(nil)
+            unboxed.append(nil)
             links.append(Link())
         } else {
             freeSlots.removeLast()
-            slots[slot] = Node(id: lastNodeID, content: content, url: url, partition: partition)
+        }
+        switch consume content {
+        case .entry(let entry):
+            slots[slot] = Node(
+                id: lastNodeID, entry: entry, byteCount: byteCount, variesOnNothing: variesOnNothing, url: url,
+                partition: partition)
+        case .fields(let fields):
+            slots[slot] = Node(
+                id: lastNodeID, entry: nil, byteCount: byteCount, variesOnNothing: variesOnNothing, url: url,
+                partition: partition)
+            unboxed[slot] = fields
         }
         linkAsNewest(slot)
         count += 1
@@ -309,7 +317,7 @@ struct CacheStorage {
         guard slots.indices.contains(slot), let node = slots[slot], node.id == id, node.decoded == nil else {
             return 0
         }
-        let total = node.content.byteCount + bytes
+        let total = node.byteCount + bytes
         guard total <= limits.maxEntryBytes, total <= limits.maxBytes else { return 0 }
         slots[slot]?.decoded = value
         slots[slot]?.decodedBytes = bytes
@@ -331,7 +339,9 @@ struct CacheStorage {
 
     /// Removes those of `variants` (the slots of one URL and partition) that `headers` select; returns how many.
     private mutating func removeVariants(_ variants: VariantSlots, matching headers: HeaderFields) -> Int {
-        let matching = variants.filter { slots[$0]?.content.matches(headers) == true }
+        let matching = variants.filter { slot in
+            slots[slot]?.entry.map { $0.matches(headers) } ?? unboxed[slot]?.matches(headers) == true
+        }
         for slot in matching { remove(slot) }
         return matching.count
     }
@@ -347,6 +357,7 @@ struct CacheStorage {
     /// Removes everything.
     mutating func removeAll() {
         slots = []
+        unboxed = []
         links = []
         freeSlots = []
         newest = nil
@@ -361,7 +372,7 @@ struct CacheStorage {
         var result: [(url: String, entry: CachedResponse)] = []
         var cursor = oldest
         while let slot = cursor, let node = slots[slot] {
-            result.append((node.url.text, node.content.entry))
+            result.append((node.url.text, anyEntry(inSlot: slot).unsafelyUnwrapped))
             cursor = links[slot].newer
         }
         return result
@@ -378,7 +389,7 @@ struct CacheStorage {
                 index.slots(url: node.url, partition: node.partition)?.contains(slot) == true
             else { return false }
             walked += 1
-            bytes += node.content.byteCount + node.decodedBytes
+            bytes += node.byteCount + node.decodedBytes
             previous = slot
             cursor = links[slot].newer
         }
@@ -396,7 +407,8 @@ struct CacheStorage {
         guard let node = slots[slot].take() else { return }
         freeSlots.append(slot)
         count -= 1
-        totalBytes -= node.content.byteCount + node.decodedBytes
+        unboxed[slot] = nil
+        totalBytes -= node.byteCount + node.decodedBytes
         index.remove(slot, url: node.url, partition: node.partition)
     }
 
