@@ -267,10 +267,19 @@ public actor ResponseCache {
     nonisolated static func mentionsNoStore(_ headers: HeaderFields) -> Bool {
         // By index: `contains` handed its closure a copy of each field, three retains and releases per field.
         let fields = headers.fields
-        for index in fields.indices where fields[index].hasName("cache-control") {
+        // A canonical name is lower case: compared as it is, and only when its length and first byte match
+        // (`hasName` also compared `last-modified` and `accept-ranges` ignoring case, after comparing them as they are).
+        for index in fields.indices where Self.isCacheControl(fields[index].canonicalName) {
             if fields[index].value.utf8.containsIgnoringASCIICase("no-store".utf8) { return true }
         }
         return false
+    }
+
+    /// Whether a canonical (lower-case) field name is `cache-control`.
+    @inline(__always)
+    private nonisolated static func isCacheControl(_ canonicalName: String) -> Bool {
+        canonicalName.utf8.count == 13 && canonicalName.utf8.first == UInt8(ascii: "c")
+            && canonicalName == "cache-control"
     }
 
     /// Weak comparison of entity tags (RFC 9110 §8.8.3.2): equal opaque tags, ignoring `W/`.
