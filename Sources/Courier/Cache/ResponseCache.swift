@@ -145,7 +145,16 @@ public actor ResponseCache {
     nonisolated func entry(url: URLText, partition: CachePartition, _ request: TransportRequest)
         -> CachedResponse?
     {
-        switch state.withLock({ $0.storage.unvariedEntry(url: url, partition: partition) }) {
+        entry(
+            url: url, partition: partition, request,
+            found: state.withLock { $0.storage.unvariedEntry(url: url, partition: partition) })
+    }
+
+    /// ``entry(url:partition:_:)`` once the first critical section `found` what it found.
+    private nonisolated func entry(
+        url: URLText, partition: CachePartition, _ request: TransportRequest, found: CacheStorage.UnvariedLookup
+    ) -> CachedResponse? {
+        switch found {
         case .entry(let entry): return entry
         case .none: return promoted(url: url, partition: partition, request, seen: [])
         case .needsMatching: break
@@ -162,7 +171,18 @@ public actor ResponseCache {
         url: URLText, partition: CachePartition, _ request: TransportRequest, _ directives: CacheControl,
         _ policy: CachePolicy, _ now: Date
     ) -> CacheLookup {
-        let stored = entry(url: url, partition: partition, request)
+        // Without a disk tier, a URL with nothing stored is a miss (or `unsatisfiable`) whatever the request: counted
+        // in the lookup's own critical section, where a second one only to count it cost about 150 instructions of
+        // every call to a new URL.
+        let found = state.withLock { state in
+            let found = state.storage.unvariedEntry(url: url, partition: partition)
+            if case .none = found, disk == nil { state.counters.misses += 1 }
+            return found
+        }
+        if case .none = found, disk == nil {
+            return CacheLookup.decide(entry: nil, request: request, directives: directives, policy: policy, now: now)
+        }
+        let stored = entry(url: url, partition: partition, request, found: found)
         // The decision is pure arithmetic on the stored entry, so it runs outside the lock.
         let decision: CacheLookup
         if let range = request.headers["Range"] {
