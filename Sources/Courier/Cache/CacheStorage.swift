@@ -65,7 +65,11 @@ struct CacheStorage {
     private struct Node {
         /// Tells a slot's current entry from one stored there earlier.
         let id: UInt64
-        var entry: CachedResponse
+        /// The entry, once a lookup returned it; until then its fields are in ``unboxed`` (see ``Content``).
+        var entry: CachedResponse?
+        /// The entry's ``CachedResponse/byteCount``, and whether it varies on nothing, read without the entry.
+        let byteCount: Int
+        let variesOnNothing: Bool
         let url: URLText
         let partition: CachePartition
         /// The body as a caller decoded it, and the bytes it counts (its body's length) against the limits.
@@ -73,6 +77,31 @@ struct CacheStorage {
         var decodedBytes = 0
         /// The response as last served, with its `Age`; see ``CachedResponse/Served``.
         var served: CachedResponse.Served?
+    }
+
+    /// An entry to store: its fields as the store gave them, kept as they are (in ``unboxed``) until a lookup first
+    /// returns the entry, which boxes them once for every lookup after; or an entry boxed already.
+    ///
+    /// A service that calls ever-new URLs stores responses that nobody asks for again: boxing each when it was stored
+    /// cost an allocation per stored response, and its release at eviction. The fields are kept beside the nodes, not
+    /// in them: a node is read on every hit, and with the fields inline each read copied them.
+    enum Content {
+        case fields(CachedResponse.Fields)
+        case entry(CachedResponse)
+
+        var byteCount: Int {
+            switch self {
+            case .fields(let fields): fields.byteCount
+            case .entry(let entry): entry.byteCount
+            }
+        }
+
+        var variesOnNothing: Bool {
+            switch self {
+            case .fields(let fields): fields.varyNames.isEmpty
+            case .entry(let entry): entry.varyNames.isEmpty
+            }
+        }
     }
 
     /// A slot's place in the least-recently-used list.
@@ -88,6 +117,8 @@ struct CacheStorage {
     /// The list's links, by slot: beside the nodes rather than in them, so that relinking a slot writes two integers
     /// where writing through an optional node cost about 50 instructions a field.
     private var links: [Link] = []
+    /// The fields of each slot's entry until a lookup first returns it, by slot; `nil` once boxed (see ``Content``).
+    private var unboxed: [CachedResponse.Fields?] = []
     private var freeSlots: [Int] = []
     private var newest: Int?
     private var oldest: Int?
@@ -106,11 +137,13 @@ struct CacheStorage {
 
     /// The stored variants for `url` and `partition`, most recently stored first: matching them against a request's
     /// headers (server-controlled work) happens outside the lock.
-    func candidates(url: URLText, partition: CachePartition) -> [Candidate] {
+    mutating func candidates(url: URLText, partition: CachePartition) -> [Candidate] {
         guard let variants = index.slots(url: url, partition: partition) else { return [] }
-        return variants.reversed().compactMap { slot in
-            slots[slot].map { node in Candidate(slot: slot, id: node.id, entry: entry(inSlot: slot)) }
+        var candidates: [Candidate] = []
+        for slot in variants.reversed() where slots[slot] != nil {
+            candidates.append(Candidate(slot: slot, id: slots[slot].unsafelyUnwrapped.id, entry: entry(inSlot: slot)))
         }
+        return candidates
     }
 
     /// The stored variant for `url` and `partition` when the newest one varies on nothing, marked as most recently
@@ -120,7 +153,7 @@ struct CacheStorage {
     mutating func unvariedEntry(url: URLText, partition: CachePartition) -> UnvariedLookup {
         guard let slot = index.newestSlot(url: url, partition: partition), slots[slot] != nil else { return .none }
         // The node is read in place: copying it out would retain each of its fields.
-        guard slots[slot].unsafelyUnwrapped.entry.varyNames.isEmpty else { return .needsMatching }
+        guard slots[slot].unsafelyUnwrapped.variesOnNothing else { return .needsMatching }
         if newest != slot {
             unlink(slot)
             linkAsNewest(slot)
@@ -136,14 +169,28 @@ struct CacheStorage {
     }
 
     /// The entry stored in `slot` (which holds one) as a lookup returns it: with its generation, its slot and what
-    /// is kept beside it.
-    private func entry(inSlot slot: Int) -> CachedResponse {
-        var entry = slots[slot].unsafelyUnwrapped.entry
+    /// is kept beside it. Boxed here, once, if no lookup returned it before (see ``Content``).
+    private mutating func entry(inSlot slot: Int) -> CachedResponse {
+        if slots[slot].unsafelyUnwrapped.entry == nil { box(slot) }
+        var entry = slots[slot].unsafelyUnwrapped.entry.unsafelyUnwrapped
         entry.generation = slots[slot].unsafelyUnwrapped.id
         entry.storageSlot = slot
         entry.decoded = slots[slot].unsafelyUnwrapped.decoded
         entry.lastServed = slots[slot].unsafelyUnwrapped.served
         return entry
+    }
+
+    /// Boxes the fields kept for `slot`, for the first lookup that returns its entry.
+    @inline(never)
+    private mutating func box(_ slot: Int) {
+        guard let fields = unboxed[slot].take() else { return }
+        slots[slot]?.entry = CachedResponse(fields: fields)
+    }
+
+    /// The entry in `slot`, boxed or not (not kept: for diagnostics and scans).
+    private func anyEntry(inSlot slot: Int) -> CachedResponse? {
+        if let entry = slots[slot]?.entry { return entry }
+        return unboxed[slot].map { CachedResponse(fields: $0) }
     }
 
     /// Keeps the response as served at one age beside the entry stored in `slot`, if it is still generation `id`.
@@ -159,7 +206,7 @@ struct CacheStorage {
     var allCandidates: [(url: String, candidate: Candidate)] {
         slots.indices.compactMap { slot in
             slots[slot].map { node in
-                var entry = node.entry
+                var entry = anyEntry(inSlot: slot).unsafelyUnwrapped
                 entry.generation = node.id
                 return (node.url.text, Candidate(slot: slot, id: node.id, entry: entry))
             }
@@ -190,8 +237,15 @@ struct CacheStorage {
     mutating func insert(
         _ entry: CachedResponse, url: URLText, partition: CachePartition, replacing headers: HeaderFields
     ) -> Insertion {
-        let fits =
-            limits.maxEntries > 0 && entry.byteCount <= limits.maxEntryBytes && entry.byteCount <= limits.maxBytes
+        insert(.entry(entry), url: url, partition: partition, replacing: headers)
+    }
+
+    /// ``insert(_:url:partition:replacing:)`` for an entry's fields, kept as they are until a lookup returns them.
+    mutating func insert(
+        _ content: consuming Content, url: URLText, partition: CachePartition, replacing headers: HeaderFields
+    ) -> Insertion {
+        let byteCount = content.byteCount
+        let fits = limits.maxEntries > 0 && byteCount <= limits.maxEntryBytes && byteCount <= limits.maxBytes
         // A URL stored for the first time, the common case of a service calling distinct resources, has no variant to
         // replace or to make room among: the slot it takes is added to the index in the same lookup that finds that
         // nothing is stored for it (looking up, then adding, hashed and probed the index twice).
@@ -199,7 +253,7 @@ struct CacheStorage {
         if fits {
             let slot = freeSlots.last ?? slots.count
             variants = index.addIfFirst(slot, url: url, partition: partition)
-            if variants == nil { return place(entry, inSlot: slot, url: url, partition: partition, replaced: 0) }
+            if variants == nil { return place(content, inSlot: slot, url: url, partition: partition, replaced: 0) }
         } else {
             variants = index.slots(url: url, partition: partition)
         }
@@ -214,27 +268,40 @@ struct CacheStorage {
         }
         let slot = freeSlots.last ?? slots.count
         index.append(slot, url: url, partition: partition)
-        return place(entry, inSlot: slot, url: url, partition: partition, replaced: replaced)
+        return place(content, inSlot: slot, url: url, partition: partition, replaced: replaced)
     }
 
     /// Puts `entry` in `slot` (the last free slot, or the next new one), already indexed, as the most recently used,
     /// then evicts least recently used entries until the limits hold.
     private mutating func place(
-        _ entry: CachedResponse, inSlot slot: Int, url: URLText, partition: CachePartition, replaced: Int
+        _ content: consuming Content, inSlot slot: Int, url: URLText, partition: CachePartition, replaced: Int
     ) -> Insertion {
+        let byteCount = content.byteCount
+        let variesOnNothing = content.variesOnNothing
         lastNodeID &+= 1
         // Built in place: a node built first and then stored was copied, each of its references retained and
         // released once more.
         if slot == slots.count {
-            slots.append(Node(id: lastNodeID, entry: entry, url: url, partition: partition))
+            slots.append(nil)
+            unboxed.append(nil)
             links.append(Link())
         } else {
             freeSlots.removeLast()
-            slots[slot] = Node(id: lastNodeID, entry: entry, url: url, partition: partition)
+        }
+        switch consume content {
+        case .entry(let entry):
+            slots[slot] = Node(
+                id: lastNodeID, entry: entry, byteCount: byteCount, variesOnNothing: variesOnNothing, url: url,
+                partition: partition)
+        case .fields(let fields):
+            slots[slot] = Node(
+                id: lastNodeID, entry: nil, byteCount: byteCount, variesOnNothing: variesOnNothing, url: url,
+                partition: partition)
+            unboxed[slot] = fields
         }
         linkAsNewest(slot)
         count += 1
-        totalBytes += entry.byteCount
+        totalBytes += byteCount
         var evicted = 0
         while count > limits.maxEntries || totalBytes > limits.maxBytes, let victim = oldest, victim != slot {
             remove(victim)
@@ -250,7 +317,7 @@ struct CacheStorage {
         guard slots.indices.contains(slot), let node = slots[slot], node.id == id, node.decoded == nil else {
             return 0
         }
-        let total = node.entry.byteCount + bytes
+        let total = node.byteCount + bytes
         guard total <= limits.maxEntryBytes, total <= limits.maxBytes else { return 0 }
         slots[slot]?.decoded = value
         slots[slot]?.decodedBytes = bytes
@@ -272,7 +339,9 @@ struct CacheStorage {
 
     /// Removes those of `variants` (the slots of one URL and partition) that `headers` select; returns how many.
     private mutating func removeVariants(_ variants: VariantSlots, matching headers: HeaderFields) -> Int {
-        let matching = variants.filter { slots[$0]?.entry.matches(headers) == true }
+        let matching = variants.filter { slot in
+            slots[slot]?.entry.map { $0.matches(headers) } ?? unboxed[slot]?.matches(headers) == true
+        }
         for slot in matching { remove(slot) }
         return matching.count
     }
@@ -288,6 +357,7 @@ struct CacheStorage {
     /// Removes everything.
     mutating func removeAll() {
         slots = []
+        unboxed = []
         links = []
         freeSlots = []
         newest = nil
@@ -302,7 +372,7 @@ struct CacheStorage {
         var result: [(url: String, entry: CachedResponse)] = []
         var cursor = oldest
         while let slot = cursor, let node = slots[slot] {
-            result.append((node.url.text, node.entry))
+            result.append((node.url.text, anyEntry(inSlot: slot).unsafelyUnwrapped))
             cursor = links[slot].newer
         }
         return result
@@ -319,7 +389,7 @@ struct CacheStorage {
                 index.slots(url: node.url, partition: node.partition)?.contains(slot) == true
             else { return false }
             walked += 1
-            bytes += node.entry.byteCount + node.decodedBytes
+            bytes += node.byteCount + node.decodedBytes
             previous = slot
             cursor = links[slot].newer
         }
@@ -337,7 +407,8 @@ struct CacheStorage {
         guard let node = slots[slot].take() else { return }
         freeSlots.append(slot)
         count -= 1
-        totalBytes -= node.entry.byteCount + node.decodedBytes
+        unboxed[slot] = nil
+        totalBytes -= node.byteCount + node.decodedBytes
         index.remove(slot, url: node.url, partition: node.partition)
     }
 

@@ -1,9 +1,11 @@
 import Foundation
+import Synchronization
 
 /// A response held by a ``ResponseCache``, with everything needed to judge its age and freshness.
 ///
-/// All header parsing happens once, when the entry is made (outside the cache actor): the `Cache-Control`
-/// directives, `Date`, `Expires`, `Last-Modified`, `Age`, `ETag` and `Vary`. Lookups only compare numbers.
+/// Header parsing happens once per entry, outside the cache's lock: the `Cache-Control` directives, `ETag` and `Vary`
+/// when the entry is made, and `Date`, `Expires`, `Last-Modified` and `Age` when something first reads the entry's
+/// age or freshness (see ``Timing``). Lookups then only compare numbers.
 ///
 /// ```swift
 /// if let entry = await cache.cachedResponse(for: request, partition: nil) {
@@ -19,7 +21,8 @@ public struct CachedResponse: Sendable {
             var fields = stored.fields
             fields.received = newValue
             fields.removed = 0
-            stored = Stored(fields)
+            // The times keep what the stored response said: the derived answer's own status is not what they describe.
+            stored = Stored(fields, timing: stored.timing)
             // A derived answer (a range served from this entry) is not what the cache stores: nothing made from it
             // may be kept beside the stored entry, and nothing kept there may answer for it.
             storageSlot = nil
@@ -34,13 +37,13 @@ public struct CachedResponse: Sendable {
     /// How long the response stays fresh after it was generated, in seconds (RFC 9111 §4.2.1): `max-age`, else
     /// `Expires` − `Date`, else the caller's default freshness where it applies, else the heuristic 10% of `Date` −
     /// `Last-Modified` (§4.2.2), else `0`.
-    public var freshnessLifetime: TimeInterval { stored.fields.freshnessLifetime }
+    public var freshnessLifetime: TimeInterval { stored.timing.freshnessLifetime }
     /// Whether ``freshnessLifetime`` is a heuristic (§4.2.2) rather than what the server said.
-    public var isHeuristic: Bool { stored.fields.isHeuristic }
+    public var isHeuristic: Bool { stored.timing.isHeuristic }
     /// The `ETag` of the stored response, used for `If-None-Match` (§4.3.1).
     public var etag: String? { stored.fields.etag }
     /// The `Last-Modified` value, when it is a valid HTTP date; used for `If-Modified-Since` (§4.3.1).
-    public var lastModified: String? { stored.fields.lastModified }
+    public var lastModified: String? { stored.timing.lastModifiedIsValid ? stored.fields.lastModified : nil }
     /// The bytes this entry counts against ``ResponseCache/maxBytes``: the UTF-8 length of every stored header
     /// name and value plus the body length, `Σ (name.utf8.count + value.utf8.count) + body.count`.
     public var byteCount: Int { stored.fields.byteCount }
@@ -74,7 +77,7 @@ public struct CachedResponse: Sendable {
     /// The parsed `Cache-Control` of the response.
     var directives: CacheControl { stored.fields.directives }
     /// `corrected_initial_age` (§4.2.3), fixed when the response was received.
-    var correctedInitialAge: TimeInterval { stored.fields.correctedInitialAge }
+    var correctedInitialAge: TimeInterval { stored.timing.correctedInitialAge }
     /// Lowercased names from `Vary` (§4.1), and the request's values for them when the response was stored.
     var varyNames: [String] { stored.fields.varyNames }
     var varyValues: [String?] { stored.fields.varyValues }
@@ -93,9 +96,23 @@ public struct CachedResponse: Sendable {
 
     /// Whether the stored response has a field named `canonicalName` (lower case), read without building it.
     func storesField(named canonicalName: String) -> Bool {
-        let fields = stored.fields.received.headers.fields
-        let removed = stored.fields.removed
-        return fields.indices.contains { fields[$0].hasName(canonicalName) && removed & (1 << UInt64($0)) == 0 }
+        stored.fields.storesField(named: canonicalName)
+    }
+
+    /// The parsed fields, as a ``CacheStorage`` keeps an entry no lookup has returned yet.
+    var fields: Fields { stored.fields }
+
+    /// The entry's times (see ``Timing``), worked out when first read.
+    var timing: Timing { stored.timing }
+
+    /// An entry of `fields`, whose times are worked out when first read.
+    init(fields: Fields) {
+        stored = Stored(fields)
+    }
+
+    /// An entry of `fields` whose times were worked out already.
+    init(fields: Fields, timing: Timing) {
+        stored = Stored(fields, timing: timing)
     }
 
     struct Fields: Sendable {
@@ -111,15 +128,18 @@ public struct CachedResponse: Sendable {
         var removed: UInt64
         var requestTime: Date
         var responseTime: Date
-        var freshnessLifetime: TimeInterval
-        var isHeuristic: Bool
-        var etag: String?
+        /// The `Date`, `Last-Modified` and `Expires` values and the `Age` lines as received, parsed into the entry's
+        /// ``Timing`` when it is first read: a service that stores responses it never asks for again (a new URL each
+        /// call) parsed two dates per stored response for nothing, about a tenth of storing one.
+        var date: String?
         var lastModified: String?
+        var expires: String?
+        var age: [String]
+        var etag: String?
         var byteCount: Int
         var contentRange: ContentRange?
         var defaultFreshness: TimeInterval?
         var directives: CacheControl
-        var correctedInitialAge: TimeInterval
         var varyNames: [String]
         var varyValues: [String?]
         var variesOnEverything: Bool
@@ -135,12 +155,108 @@ public struct CachedResponse: Sendable {
             return TransportResponse(
                 statusCode: received.statusCode, headers: HeaderFields(fields: kept), body: received.body)
         }
+
+        /// Whether the stored response has a field named `canonicalName` (lower case), read without building it.
+        func storesField(named canonicalName: String) -> Bool {
+            let fields = received.headers.fields
+            return fields.indices.contains { fields[$0].hasName(canonicalName) && removed & (1 << UInt64($0)) == 0 }
+        }
+
+        /// ``CachedResponse/isWellFormedPartial``.
+        var isWellFormedPartial: Bool {
+            guard let contentRange else { return false }
+            return contentRange.bytes.count == received.body.count
+        }
+
+        /// ``CachedResponse/matches(_:)``.
+        func matches(_ headers: HeaderFields) -> Bool {
+            zip(varyNames, varyValues).allSatisfy { CachedResponse.normalizedValue(of: $0, in: headers) == $1 }
+        }
+
+        /// The entry's ``Timing``, from its date fields, directives and times.
+        func timing() -> Timing {
+            let date = date.flatMap { HTTPDate.parse($0, now: responseTime) }
+            let dateValue = date ?? responseTime  // RFC 9110 §6.6.1: a recipient with a clock supplies the Date.
+            let lastModifiedDate = lastModified.flatMap { HTTPDate.parse($0, now: responseTime) }
+            // §4.2.1: an invalid Expires (such as "0") is a time in the past.
+            let expires = expires.map { HTTPDate.parse($0, now: responseTime) ?? .distantPast }
+            let lifetime = Freshness.lifetime(
+                directives: directives, expires: expires, date: dateValue, lastModified: lastModifiedDate,
+                statusCode: received.statusCode, defaultFreshness: defaultFreshness)
+            let correctedInitialAge = Freshness.correctedInitialAge(
+                ageValue: Freshness.ageValue(age), date: dateValue, requestTime: requestTime,
+                responseTime: responseTime)
+            return Timing(
+                freshnessLifetime: lifetime.seconds, isHeuristic: lifetime.isHeuristic,
+                correctedInitialAge: correctedInitialAge, lastModifiedIsValid: lastModifiedDate != nil)
+        }
+    }
+
+    /// What the entry's times say, worked out from ``Fields`` (RFC 9111 §4.2): its freshness lifetime, whether that is
+    /// a heuristic, its `corrected_initial_age`, and whether its `Last-Modified` is a valid HTTP date.
+    struct Timing: Equatable {
+        var freshnessLifetime: TimeInterval
+        var isHeuristic: Bool
+        var correctedInitialAge: TimeInterval
+        var lastModifiedIsValid: Bool
     }
 
     /// The parsed fields, immutable: an entry that changes one (a range served from it) gets a new box.
+    ///
+    /// The ``Timing`` is worked out when first read and kept in atomics, so that every later read is a load: the
+    /// entry is shared by every task that looks it up, and working it out twice at once gives the same value twice.
     final class Stored: Sendable {
         let fields: Fields
-        init(_ fields: Fields) { self.fields = fields }
+        /// ``Timing/freshnessLifetime``'s bits, stored last (releasing) once the others are: ``unset`` until then.
+        private let lifetimeBits: Atomic<UInt64>
+        private let ageBits: Atomic<UInt64>
+        /// Bit 0: ``Timing/isHeuristic``; bit 1: ``Timing/lastModifiedIsValid``.
+        private let flags: Atomic<UInt8>
+
+        /// A NaN no computation yields (a computed NaN that happened to match would only be worked out again).
+        private static let unset = UInt64.max
+
+        init(_ fields: Fields) {
+            self.fields = fields
+            lifetimeBits = Atomic(Self.unset)
+            ageBits = Atomic(0)
+            flags = Atomic(0)
+        }
+
+        /// A box whose timing is known already.
+        init(_ fields: Fields, timing: Timing) {
+            self.fields = fields
+            lifetimeBits = Atomic(timing.freshnessLifetime.bitPattern)
+            ageBits = Atomic(timing.correctedInitialAge.bitPattern)
+            flags = Atomic(Self.flags(of: timing))
+        }
+
+        var timing: Timing {
+            let lifetime = lifetimeBits.load(ordering: .acquiring)
+            if lifetime != Self.unset {
+                let flags = flags.load(ordering: .relaxed)
+                return Timing(
+                    freshnessLifetime: Double(bitPattern: lifetime), isHeuristic: flags & 1 != 0,
+                    correctedInitialAge: Double(bitPattern: ageBits.load(ordering: .relaxed)),
+                    lastModifiedIsValid: flags & 2 != 0)
+            }
+            return workOutTiming()
+        }
+
+        /// The timing worked out from the fields and published: the age and the flags first, the lifetime last, so
+        /// that a reader who sees the lifetime sees the others.
+        @inline(never)
+        private func workOutTiming() -> Timing {
+            let timing = fields.timing()
+            ageBits.store(timing.correctedInitialAge.bitPattern, ordering: .relaxed)
+            flags.store(Self.flags(of: timing), ordering: .relaxed)
+            lifetimeBits.store(timing.freshnessLifetime.bitPattern, ordering: .releasing)
+            return timing
+        }
+
+        private static func flags(of timing: Timing) -> UInt8 {
+            (timing.isHeuristic ? 1 : 0) | (timing.lastModifiedIsValid ? 2 : 0)
+        }
     }
 
     /// The most `Vary` names a stored response may list. A server controls `Vary`, and each name costs a header
@@ -168,37 +284,35 @@ public struct CachedResponse: Sendable {
         response: TransportResponse, request: TransportRequest, requestTime: Date, responseTime: Date,
         defaultFreshness: TimeInterval?
     ) {
+        self.init(
+            fields: Self.fields(
+                response: response, request: request, requestTime: requestTime, responseTime: responseTime,
+                defaultFreshness: defaultFreshness))
+    }
+
+    /// The fields of the entry ``init(response:request:requestTime:responseTime:defaultFreshness:)`` makes, without
+    /// its box: a ``CacheStorage`` keeps them as they are until a lookup first returns the entry.
+    static func fields(
+        response: TransportResponse, request: TransportRequest, requestTime: Date, responseTime: Date,
+        defaultFreshness: TimeInterval?
+    ) -> Fields {
         // Taken apart as it is returned: kept whole, the fields were copied out of it (a retain of each string and
         // list) and both copies destroyed.
         let (received, removed, headerBytes, fields) = StoredFields.gathered(response, credentials: request.credentials)
         let directives = CacheControl.parse(fields.cacheControl)
-        let date = fields.date.flatMap { HTTPDate.parse($0, now: responseTime) }
-        let dateValue = date ?? responseTime  // RFC 9110 §6.6.1: a recipient with a clock supplies the Date.
-        let lastModifiedDate = fields.lastModified.flatMap { HTTPDate.parse($0, now: responseTime) }
-        // §4.2.1: an invalid Expires (such as "0") is a time in the past.
-        let expires = fields.expires.map { HTTPDate.parse($0, now: responseTime) ?? .distantPast }
-        let lifetime = Freshness.lifetime(
-            directives: directives, expires: expires, date: dateValue, lastModified: lastModifiedDate,
-            statusCode: response.statusCode, defaultFreshness: defaultFreshness)
-        let correctedInitialAge = Freshness.correctedInitialAge(
-            ageValue: Freshness.ageValue(fields.age), date: dateValue, requestTime: requestTime,
-            responseTime: responseTime)
         let etag = fields.etag.map(\.trimmingOptionalWhitespace).flatMap { $0.isEmpty ? nil : $0 }
-        let lastModified = lastModifiedDate == nil ? nil : fields.lastModified
         let vary = fields.varyNames
-        let variesOnEverything = vary.contains("*") || vary.count > Self.maxVaryNames
+        let variesOnEverything = vary.contains("*") || vary.count > maxVaryNames
         let varyNames = variesOnEverything ? [] : vary
-        let varyValues = varyNames.map { Self.normalizedValue(of: $0, in: request.headers) }
+        let varyValues = varyNames.map { normalizedValue(of: $0, in: request.headers) }
         let byteCount = headerBytes + response.body.count
         let contentRange = response.statusCode == 206 ? fields.contentRange.flatMap(ContentRange.init) : nil
-        self.stored = Stored(
-            Fields(
-                received: received, removed: removed, requestTime: requestTime,
-                responseTime: responseTime,
-                freshnessLifetime: lifetime.seconds, isHeuristic: lifetime.isHeuristic, etag: etag,
-                lastModified: lastModified, byteCount: byteCount, contentRange: contentRange,
-                defaultFreshness: defaultFreshness, directives: directives, correctedInitialAge: correctedInitialAge,
-                varyNames: varyNames, varyValues: varyValues, variesOnEverything: variesOnEverything))
+        return Fields(
+            received: received, removed: removed, requestTime: requestTime,
+            responseTime: responseTime, date: fields.date, lastModified: fields.lastModified,
+            expires: fields.expires, age: fields.age, etag: etag, byteCount: byteCount, contentRange: contentRange,
+            defaultFreshness: defaultFreshness, directives: directives, varyNames: varyNames,
+            varyValues: varyValues, variesOnEverything: variesOnEverything)
     }
 
     /// The current age in seconds (`current_age`, RFC 9111 §4.2.3).
@@ -234,7 +348,7 @@ public struct CachedResponse: Sendable {
     /// Whether this stored response was selected by `headers` (§4.1): every header named by `Vary` has the same
     /// normalized value (or is absent in both).
     func matches(_ headers: HeaderFields) -> Bool {
-        zip(varyNames, varyValues).allSatisfy { Self.normalizedValue(of: $0, in: headers) == $1 }
+        stored.fields.matches(headers)
     }
 
     /// This entry freshened by a `304 Not Modified` (RFC 9111 §4.3.4, §3.2): every field of the 304 replaces the

@@ -134,20 +134,32 @@ enum Freshness {
     /// prevent storage: this cache is private and partitions entries by credential. A response that could never
     /// be reused (no lifetime, no validator, no stale window) is not kept, to spend memory only where it helps.
     static func isStorable(_ entry: CachedResponse, requestDirectives: CacheControl) -> Bool {
-        let status = entry.statusCode
-        let directives = entry.directives
-        guard isStorableFinalStatus(status), !forbidsStorage(directives, status: status), !requestDirectives.noStore,
-            !entry.variesOnEverything,
-            hasStorableFreshness(
-                status: status, directives: directives, hasExpires: entry.storesField(named: "expires")),
-            status != 206 || entry.isWellFormedPartial
-        else { return false }
-        return entry.freshnessLifetime > 0 || entry.etag != nil || entry.lastModified != nil
-            || directives.staleWhileRevalidate != nil || directives.staleIfError != nil
+        isStorable(entry.fields, requestDirectives: requestDirectives, timing: { _ in entry.timing })
     }
 
-    /// Whether a stale `entry` may be served at all (§4.2.4): not when the server said `must-revalidate` or
-    /// `no-cache`.
+    /// ``isStorable(_:requestDirectives:)`` for an entry's fields before they are boxed; `timing` gives their times,
+    /// and is called only when no validator or stale window settles it (see ``CachedResponse/Timing``).
+    static func isStorable(
+        _ fields: CachedResponse.Fields, requestDirectives: CacheControl,
+        timing: (CachedResponse.Fields) -> CachedResponse.Timing
+    ) -> Bool {
+        let status = fields.received.statusCode
+        let directives = fields.directives
+        guard isStorableFinalStatus(status), !forbidsStorage(directives, status: status), !requestDirectives.noStore,
+            !fields.variesOnEverything,
+            hasStorableFreshness(
+                status: status, directives: directives, hasExpires: fields.storesField(named: "expires")),
+            status != 206 || fields.isWellFormedPartial
+        else { return false }
+        // What needs no date parsed first: an entry's times are worked out when first read (``CachedResponse/Timing``),
+        // and one with a validator is stored whatever they say.
+        if fields.etag != nil || directives.staleWhileRevalidate != nil || directives.staleIfError != nil {
+            return true
+        }
+        let timing = timing(fields)
+        return timing.freshnessLifetime > 0 || timing.lastModifiedIsValid
+    }
+
     static func mayServeStale(_ entry: CachedResponse) -> Bool {
         !entry.directives.mustRevalidate && !entry.directives.noCache
     }

@@ -76,16 +76,33 @@ extension ResponseCache {
             put(nil, url: url, partition, request)
             return (nil, 0)
         }
-        var entry = CachedResponse(
+        let fields = CachedResponse.fields(
             response: response, request: request, requestTime: requestTime, responseTime: responseTime(),
             defaultFreshness: defaultFreshness.map { max(0, $0.timeInterval) })
-        let isStorable = Freshness.isStorable(entry, requestDirectives: requestDirectives)
-        if isStorable, entry.isPartial, let stored = self.entry(url: url, partition: partition, request),
+        var timing: CachedResponse.Timing?
+        let isStorable = Freshness.isStorable(fields, requestDirectives: requestDirectives) { fields in
+            let workedOut = fields.timing()
+            timing = workedOut
+            return workedOut
+        }
+        guard isStorable else {
+            put(nil, url: url, partition, request)
+            return (nil, 0)
+        }
+        // The common case, a complete response whose times nothing read yet, with no disk tier to write: its fields are
+        // stored as they are, and boxed when a lookup first returns them.
+        if timing == nil, disk == nil, fields.received.statusCode != 206 {
+            let byteCount = fields.byteCount
+            let insertion = put(fields: consume fields, url: url, partition, request)
+            return (insertion.stored ? byteCount : nil, insertion.evicted)
+        }
+        var entry = timing.map { CachedResponse(fields: fields, timing: $0) } ?? CachedResponse(fields: fields)
+        if entry.isPartial, let stored = self.entry(url: url, partition: partition, request),
             let combined = stored.combined(with: entry, request: request)
         {
             entry = combined
         }
-        let insertion = put(isStorable ? entry : nil, url: url, partition, request)
+        let insertion = put(entry, url: url, partition, request)
         return (insertion.stored ? entry.byteCount : nil, insertion.evicted)
     }
 

@@ -145,7 +145,16 @@ public actor ResponseCache {
     nonisolated func entry(url: URLText, partition: CachePartition, _ request: TransportRequest)
         -> CachedResponse?
     {
-        switch state.withLock({ $0.storage.unvariedEntry(url: url, partition: partition) }) {
+        entry(
+            url: url, partition: partition, request,
+            found: state.withLock { $0.storage.unvariedEntry(url: url, partition: partition) })
+    }
+
+    /// ``entry(url:partition:_:)`` once the first critical section `found` what it found.
+    private nonisolated func entry(
+        url: URLText, partition: CachePartition, _ request: TransportRequest, found: CacheStorage.UnvariedLookup
+    ) -> CachedResponse? {
+        switch found {
         case .entry(let entry): return entry
         case .none: return promoted(url: url, partition: partition, request, seen: [])
         case .needsMatching: break
@@ -162,7 +171,18 @@ public actor ResponseCache {
         url: URLText, partition: CachePartition, _ request: TransportRequest, _ directives: CacheControl,
         _ policy: CachePolicy, _ now: Date
     ) -> CacheLookup {
-        let stored = entry(url: url, partition: partition, request)
+        // Without a disk tier, a URL with nothing stored is a miss (or `unsatisfiable`) whatever the request: counted
+        // in the lookup's own critical section, where a second one only to count it cost about 150 instructions of
+        // every call to a new URL.
+        let found = state.withLock { state in
+            let found = state.storage.unvariedEntry(url: url, partition: partition)
+            if case .none = found, disk == nil { state.counters.misses += 1 }
+            return found
+        }
+        if case .none = found, disk == nil {
+            return CacheLookup.decide(entry: nil, request: request, directives: directives, policy: policy, now: now)
+        }
+        let stored = entry(url: url, partition: partition, request, found: found)
         // The decision is pure arithmetic on the stored entry, so it runs outside the lock.
         let decision: CacheLookup
         if let range = request.headers["Range"] {
@@ -225,6 +245,22 @@ public actor ResponseCache {
     /// Removes every entry for `urls` from both tiers; returns how many, counted in the tier that held more (the
     /// disk tier holds what memory evicted, memory what may not be written). Memory goes first, and takes the
     /// ticket that makes any write of these URLs still on its way to the disk stale.
+    /// Stores an entry's fields (a complete response, without a disk tier) as the most recently used, boxed when a
+    /// lookup first returns them (see ``CacheStorage/Content``).
+    nonisolated func put(
+        fields: consuming CachedResponse.Fields, url: URLText, _ partition: CachePartition, _ request: TransportRequest
+    ) -> CacheStorage.Insertion {
+        // Moved into storage, not copied: a copy retained each of the fields' references, and released them again.
+        var pending = Optional(fields)
+        return state.withLock { state in
+            let insertion = state.storage.insert(
+                .fields(pending.take().unsafelyUnwrapped), url: url, partition: partition, replacing: request.headers)
+            state.counters.evictions += insertion.evicted
+            if insertion.stored { state.counters.stores += 1 }
+            return insertion
+        }
+    }
+
     @discardableResult
     nonisolated func removeAll(urls: [String]) -> Int {
         let (fromMemory, ticket) = state.withLock { state in
@@ -251,10 +287,19 @@ public actor ResponseCache {
     nonisolated static func mentionsNoStore(_ headers: HeaderFields) -> Bool {
         // By index: `contains` handed its closure a copy of each field, three retains and releases per field.
         let fields = headers.fields
-        for index in fields.indices where fields[index].hasName("cache-control") {
+        // A canonical name is lower case: compared as it is, and only when its length and first byte match
+        // (`hasName` also compared `last-modified` and `accept-ranges` ignoring case, after comparing them as they are).
+        for index in fields.indices where Self.isCacheControl(fields[index].canonicalName) {
             if fields[index].value.utf8.containsIgnoringASCIICase("no-store".utf8) { return true }
         }
         return false
+    }
+
+    /// Whether a canonical (lower-case) field name is `cache-control`.
+    @inline(__always)
+    private nonisolated static func isCacheControl(_ canonicalName: String) -> Bool {
+        canonicalName.utf8.count == 13 && canonicalName.utf8.first == UInt8(ascii: "c")
+            && canonicalName == "cache-control"
     }
 
     /// Weak comparison of entity tags (RFC 9110 §8.8.3.2): equal opaque tags, ignoring `W/`.

@@ -107,7 +107,9 @@ struct StoredFields {
 
         /// Matched by length first, then by name: a `switch` over the string literals alone compared each field's
         /// name with each literal in turn, about 45 comparisons for nginx's eight fields. (A tuple pattern checks its
-        /// elements in order, so a name is compared only with the literals of its length.)
+        /// elements in order, so a name is compared only with the literals of its length.) Names of 13 bytes are
+        /// told apart by their first byte first: `accept-ranges`, which nginx sends, failed three comparisons of about
+        /// 80 instructions each. (A canonical name is lower case, as the literals are.)
         init?(_ name: String) {
             switch (name.utf8.count, name) {
             case (3, "age"): self = .age
@@ -115,9 +117,16 @@ struct StoredFields {
             case (4, "etag"): self = .etag
             case (4, "vary"): self = .vary
             case (7, "expires"): self = .expires
-            case (13, "cache-control"): self = .cacheControl
-            case (13, "last-modified"): self = .lastModified
-            case (13, "content-range"): self = .contentRange
+            case (13, _): self.init(thirteenBytes: name)
+            default: return nil
+            }
+        }
+
+        private init?(thirteenBytes name: String) {
+            switch name.utf8.first {
+            case UInt8(ascii: "l") where name == "last-modified": self = .lastModified
+            case UInt8(ascii: "c") where name == "cache-control": self = .cacheControl
+            case UInt8(ascii: "c") where name == "content-range": self = .contentRange
             default: return nil
             }
         }
