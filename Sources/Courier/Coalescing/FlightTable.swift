@@ -166,7 +166,14 @@ struct FlightTable<Key: Hashable & Sendable, Value: Sendable> {
     private(set) var flights: [Key: Flight] = [:]
     /// Changes whenever a flight is added to or removed from `flights`: an index into it taken while it had this value
     /// is still the same flight's (``Sighting``). Joining changes a flight in place, which moves no index.
-    private var layout: UInt64 = 0
+    private var layout: UInt64 = 0 {
+        // A sighting of the old layout is stale, and the key it holds need not outlive its flight.
+        didSet { lastSighting = nil }
+    }
+    /// The flight the last look found, with its key: while no flight is added or removed, the next caller of the same
+    /// key (a burst of callers of one key is what a coalescer is for) finds it by comparing keys, without hashing its
+    /// key (a `RequestKey` through `Hasher`, about 500 instructions of a joiner's look).
+    private var lastSighting: (key: Key, sighting: Sighting)?
     /// Kept alongside `flights` so the waiter count is O(1) instead of a sum over every flight.
     private(set) var waiting = 0
     /// Number of times a flight reported its outcome, including stale reports from abandoned flights.
@@ -208,10 +215,14 @@ struct FlightTable<Key: Hashable & Sendable, Value: Sendable> {
     }
 
     /// Where the flight for `key` is in the table, or `nil` when there is none; an empty table answers without hashing
-    /// the key.
-    func sighting(of key: Key) -> Sighting? {
-        guard !flights.isEmpty, let index = flights.index(forKey: key) else { return nil }
-        return Sighting(index: index, layout: layout)
+    /// the key, and so does the flight the last look found, while the table's layout is unchanged.
+    mutating func sighting(of key: Key) -> Sighting? {
+        guard !flights.isEmpty else { return nil }
+        if let last = lastSighting, last.key == key { return last.sighting }
+        guard let index = flights.index(forKey: key) else { return nil }
+        let sighting = Sighting(index: index, layout: layout)
+        lastSighting = (key, sighting)
+        return sighting
     }
 
     /// Adds a waiter to the flight for `key`, as ``register(_:id:tag:for:isCancelled:attributing:)`` does, but never
