@@ -64,10 +64,10 @@ extension APIClient {
         try await perform(request, id: id, decodingOnce: shared)
     }
 
-    /// The joiner's deadline on the client's scheduler: its next wait (``CallLimits/nextWait(now:)``) from `start`.
+    /// The joiner's deadline on the client's scheduler: its next wait (``CallLimits/nextWait(now:)``) from `start`. The
+    /// scheduler and the error it leaves with are the coalescer's (``JoinTimeouts``).
     private func deadline(of request: RequestFields, since start: Duration) -> JoinDeadline {
         let limit = limits(of: request, now: start).nextWait(now: start)
-        return JoinDeadline(
-            scheduler: deadlines, at: start.saturatingAdding(limit), limit: limit, error: { APIError.timedOut($0) })
+        return JoinDeadline(at: start.saturatingAdding(limit), limit: limit)
     }
 }

@@ -27,8 +27,9 @@ public final class APIClient: Sendable {
     let recentURLs = RecentURLs()
     /// Keeps the deadlines of every attempt with one timer.
     let deadlines: DeadlineScheduler
-    /// Shares one flight among callers of the same request.
-    let coalescer = RequestCoalescer<RequestKey, Exchange>()
+    /// Shares one flight among callers of the same request; a caller that joins one leaves at its own deadline, on
+    /// ``deadlines``, with `APIError.timedOut`.
+    let coalescer: RequestCoalescer<RequestKey, Exchange>
     /// The requests in flight in each latest-wins slot; see ``LatestWins``.
     let latestWinsSlots = LatestWinsSlots()
     /// Background refreshes of stale responses served under `stale-while-revalidate`.
@@ -57,6 +58,8 @@ public final class APIClient: Sendable {
         self.scope = CredentialScope(baseURL: baseURL, configuration: configuration)
         let log = EventLog(clock: configuration.clock)
         self.deadlines = DeadlineScheduler(clock: configuration.clock, stopwatch: log.stopwatch)
+        self.coalescer = RequestCoalescer(
+            joinTimeouts: JoinTimeouts(scheduler: deadlines, error: { APIError.timedOut($0) }))
         self.instrumentation = Instrumentation(
             log: log, redaction: Redaction(scope.credentials), observers: configuration.observers)
         self.resilience = ClientResilience(
