@@ -379,19 +379,22 @@ public final class APIClient: Sendable {
         backgroundRefreshes.run(key: key) { [self] in _ = try await sendShared(call) }
     }
 
+    /// Whether `policy` lets `request` share a flight: always, never, or (automatic) a `GET` or `HEAD` of a client that
+    /// coalesces.
+    func mayShare(_ request: TransportRequest, policy: CoalescingPolicy) -> Bool {
+        switch policy {
+        case .never: false
+        case .always: true
+        case .automatic: configuration.isCoalescingEnabled && (request.method == .get || request.method == .head)
+        }
+    }
+
     @inline(never)  // keeps the key's temporaries off the async frame of `sendShared`
     func coalescingKey(
         for request: TransportRequest, policy: CoalescingPolicy, partition: String?, known: RequestKey? = nil,
         ignoring ignored: Set<String>? = nil
     ) -> RequestKey? {
-        switch policy {
-        case .never: return nil
-        case .always: break
-        case .automatic:
-            guard configuration.isCoalescingEnabled, request.method == .get || request.method == .head else {
-                return nil
-            }
-        }
+        guard mayShare(request, policy: policy) else { return nil }
         return known
             ?? RequestKey(
                 request, varyingOn: configuration.coalescingHeaders,
