@@ -3,8 +3,8 @@ import Testing
 
 @testable import Courier
 
-/// A flight keeps the deadlines of callers that join it in the order they came, when that is the order of the
-/// deadlines (callers that share one timeout), and puts one that comes earlier than the last aside. Whichever way a
+/// A flight keeps the deadlines of callers that join it in the order they came when they share one timeout (the
+/// order of their deadlines then), and puts any other aside. Whichever way a
 /// deadline was kept, each joiner leaves at its own, the flight's one timer fires at the earliest still pending, and
 /// callers that left drop out of what is kept.
 @Suite(.timeLimit(.minutes(1))) struct JoinerDeadlineOrderTests {
@@ -66,7 +66,35 @@ import Testing
         }
     }
 
-    @Test func joinersInTheOrderOfTheirDeadlinesLeaveEachAtItsOwn() async throws {
+    /// Joiners that share one timeout and come one after another: each leaves that long after its own start.
+    @Test func joinersWithOneTimeoutLeaveEachAtItsOwnDeadline() async throws {
+        let flight = await HeldFlight()
+        let first = try await flight.join(within: 5)
+        flight.clock.advance(by: .seconds(1))
+        let second = try await flight.join(within: 5)
+        flight.clock.advance(by: .seconds(2))
+        let third = try await flight.join(within: 5)
+        // Set for the first joiner, when it came: it sleeps 5 s from then.
+        try await AuthTestKit.waitForTimer(.seconds(5), on: flight.clock)
+
+        flight.clock.advance(by: .seconds(2))
+        try await CoalescerTestKit.waitForWaiters(3, on: flight.client.coalescer)
+        #expect(await Self.timedOutAfter(first) == .seconds(5))
+        try await AuthTestKit.waitForTimer(.seconds(1), on: flight.clock)
+
+        flight.clock.advance(by: .seconds(1))
+        try await CoalescerTestKit.waitForWaiters(2, on: flight.client.coalescer)
+        #expect(await Self.timedOutAfter(second) == .seconds(5))
+        try await AuthTestKit.waitForTimer(.seconds(2), on: flight.clock)
+
+        flight.clock.advance(by: .seconds(2))
+        try await CoalescerTestKit.waitForWaiters(1, on: flight.client.coalescer)
+        #expect(await Self.timedOutAfter(third) == .seconds(5))
+        try await flight.land()
+    }
+
+    /// Joiners with longer timeouts than the one before them, all started at once: each leaves at its own deadline.
+    @Test func joinersWithLongerTimeoutsLeaveEachAtItsOwnDeadline() async throws {
         let flight = await HeldFlight()
         let first = try await flight.join(within: 2)
         let second = try await flight.join(within: 3)

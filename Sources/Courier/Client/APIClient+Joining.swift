@@ -69,6 +69,6 @@ extension APIClient {
     /// scheduler and the error it leaves with are the coalescer's (``JoinTimeouts``).
     private func deadline(of request: RequestFields, since start: Duration) -> JoinDeadline {
         let limit = limits(of: request, now: start).nextWait(now: start)
-        return JoinDeadline(at: start.saturatingAdding(limit), limit: limit)
+        return JoinDeadline(start: start, limit: limit)
     }
 }

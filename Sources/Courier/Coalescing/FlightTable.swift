@@ -53,11 +53,11 @@ struct FlightTable<Key: Hashable & Sendable, Value: Sendable> {
         /// When each waiter that has a bound of its own leaves, earliest first. Entries of waiters that left earlier
         /// stay until they reach the top or until ``FlightTable/leave(_:waiterID:policy:)`` compacts them.
         var deadlines = DeadlineHeap<WaiterDeadline>()
-        /// The deadlines of joiners (``FlightTable/join(_:id:tag:for:at:isCancelled:deadline:)``) that came in the
-        /// order of their deadlines, which is every joiner's when the callers of a flight share one timeout: kept in
-        /// that order from `joinedHead` on, so that adding one appends two durations and an id (no sifting, nothing to
-        /// retain or release), and the earliest is the first. A joiner whose deadline comes before the last one's goes
-        /// to ``deadlines``.
+        /// The deadlines of joiners (``FlightTable/join(_:id:tag:for:at:isCancelled:deadline:)``) that started no
+        /// earlier than the last one here, with the same bound: every joiner of a flight whose callers share one
+        /// timeout. Their deadlines are in order from `joinedHead` on, so adding one appends two durations and an id
+        /// (no sifting, no sum, nothing to retain or release, and no look at the timer, which fires no later than the
+        /// last one's), and the earliest is the first. Any other joiner's deadline goes to ``deadlines``.
         var joined: [JoinedDeadline] = []
         /// Where the deadlines in ``joined`` still to pass start: the ones before it passed or were dropped.
         var joinedHead = 0
@@ -72,7 +72,7 @@ struct FlightTable<Key: Hashable & Sendable, Value: Sendable> {
         var earliest: Duration? {
             let heap = deadlines.peek()?.deadline
             guard joinedHead < joined.count else { return heap }
-            let first = joined[joinedHead].at
+            let first = joined[joinedHead].deadline.at
             guard let heap else { return first }
             return min(heap, first)
         }
@@ -96,9 +96,7 @@ struct FlightTable<Key: Hashable & Sendable, Value: Sendable> {
 
     /// A joiner's deadline, kept in ``Bounds/joined``; it leaves with its coalescer's error (see ``JoinTimeouts``).
     struct JoinedDeadline: Sendable {
-        let at: Duration
-        /// The joiner's bound, handed to the error.
-        let limit: Duration
+        let deadline: JoinDeadline
         let waiterID: UInt64
     }
 
@@ -279,21 +277,32 @@ struct FlightTable<Key: Hashable & Sendable, Value: Sendable> {
         return (registration, attribution, Self.addDeadline(deadline, of: waiterID, to: &flights.values[index]))
     }
 
-    /// Adds a joiner's deadline to `flight`'s bounds, changed in place: at the end of ``Bounds/joined`` when it comes
-    /// no earlier than the last one there, else to the heap. Returns the time the flight's timer must be set to, as
-    /// ``addDeadline(_:_:to:flightID:)`` does.
+    /// Adds a joiner's deadline to `flight`'s bounds, changed in place: at the end of ``Bounds/joined`` when the joiner
+    /// started no earlier than the last one there and has its bound, else to the heap. Returns the time the flight's
+    /// timer must be set to, as ``addDeadline(_:_:to:flightID:)`` does.
     private static func addDeadline(_ deadline: JoinDeadline, of waiterID: UInt64, to flight: inout Flight)
         -> Duration?
     {
         if flight.bounds == nil { flight.bounds = Bounds() }
-        if let last = flight.bounds?.joined.last, deadline.at < last.at {
-            flight.bounds?.deadlines.push(
-                deadline.at, WaiterDeadline(waiterID: waiterID, limit: deadline.limit, error: nil))
-        } else {
-            flight.bounds?.joined.append(JoinedDeadline(at: deadline.at, limit: deadline.limit, waiterID: waiterID))
+        let entry = JoinedDeadline(deadline: deadline, waiterID: waiterID)
+        guard let last = flight.bounds?.joined.last?.deadline else {
+            flight.bounds?.joined.append(entry)
+            return timerTarget(for: deadline.at, of: flight)
         }
-        if let timer = flight.bounds?.timer, timer.at <= deadline.at { return nil }
-        return deadline.at
+        if deadline.start >= last.start, deadline.limit == last.limit {
+            // No earlier than `last`, which the timer fires for or before: the timer stays as it is.
+            flight.bounds?.joined.append(entry)
+            return nil
+        }
+        let at = deadline.at
+        flight.bounds?.deadlines.push(at, WaiterDeadline(waiterID: waiterID, limit: deadline.limit, error: nil))
+        return timerTarget(for: at, of: flight)
+    }
+
+    /// `at` when the flight's timer must move to it: it has none, or one that fires later.
+    private static func timerTarget(for at: Duration, of flight: Flight) -> Duration? {
+        if let timer = flight.bounds?.timer, timer.at <= at { return nil }
+        return at
     }
 
     /// The index of the flight for `key`: the sighted one while the table's layout is unchanged, else looked up.
@@ -421,13 +430,13 @@ struct FlightTable<Key: Hashable & Sendable, Value: Sendable> {
         }
         // The joiners' deadlines in order, from the earliest, as the heap's above.
         while flightBounds.joinedHead < flightBounds.joined.count {
-            let deadline = flightBounds.joined[flightBounds.joinedHead]
-            let isWaiting = flights.values[index].waiters.contains(deadline.waiterID)
-            guard deadline.at <= now || !isWaiting else { break }
+            let joined = flightBounds.joined[flightBounds.joinedHead]
+            let isWaiting = flights.values[index].waiters.contains(joined.waiterID)
+            guard joined.deadline.at <= now || !isWaiting else { break }
             flightBounds.joinedHead += 1
-            if isWaiting, let (waiter, tag) = flights.values[index].waiters.remove(deadline.waiterID) {
+            if isWaiting, let (waiter, tag) = flights.values[index].waiters.remove(joined.waiterID) {
                 waiting -= 1
-                expiry.expired.append((waiter, joinTimeout(deadline.limit)))
+                expiry.expired.append((waiter, joinTimeout(joined.deadline.limit)))
                 if let attribution = Self.reattribute(&flights.values[index], leaving: tag) {
                     expiry.attribution = attribution
                 }

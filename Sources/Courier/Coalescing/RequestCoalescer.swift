@@ -422,13 +422,17 @@ struct WaitBound: Sendable {
     let error: @Sendable (Duration) -> any Error
 }
 
-/// When a caller that joins a flight leaves it if the flight has not answered: a point on the clock of its coalescer's
-/// ``JoinTimeouts/scheduler``. Two durations and no reference: a joiner's task carries it, and the flight keeps it.
+/// When a caller that joins a flight leaves it if the flight has not answered: `limit` after `start`, on the clock of its
+/// coalescer's ``JoinTimeouts/scheduler``. Two durations and no reference: a joiner's task carries it, and the flight
+/// keeps it; the sum is made only where the flight needs the point in time (most joiners' never is).
 struct JoinDeadline: Sendable {
-    /// When the caller leaves, as time elapsed on the scheduler's clock.
-    let at: Duration
+    /// When the caller started, as time elapsed on the scheduler's clock.
+    let start: Duration
     /// The caller's bound, handed to ``JoinTimeouts/error``.
     let limit: Duration
+
+    /// When the caller leaves, as time elapsed on the scheduler's clock.
+    var at: Duration { start.saturatingAdding(limit) }
 }
 
 /// Where a coalescer keeps its joiners' deadlines, and what a joiner whose deadline passed is resumed with (given the
