@@ -96,4 +96,51 @@ import Testing
         await otherGate.open()
         #expect(try await other.value.value == 2)
     }
+
+    /// The table remembers the flight its last look found, so that the next caller of the same key finds it without
+    /// hashing; a look for another key must not get that flight.
+    @Test func aLookForAnotherKeyIsNotAnsweredWithTheFlightTheLastLookFound() async throws {
+        let coalescer = RequestCoalescer<String, Int>()
+        let gate = CoalescerTestKit.Gate()
+        let leader = Task {
+            try await coalescer.run("k") {
+                _ = await gate.wait(); return 1
+            }
+        }
+        try await CoalescerTestKit.waitForWaiters(1, on: coalescer)
+        #expect(coalescer.sighting(of: "k") != nil)
+        #expect(coalescer.sighting(of: "k") != nil)
+
+        #expect(coalescer.sighting(of: "another key") == nil)
+
+        await gate.open()
+        #expect(try await leader.value.value == 1)
+    }
+
+    /// What the last look found is forgotten when its flight lands, even while other flights keep the table from
+    /// being empty.
+    @Test func aLookAfterTheFlightLandedFindsNoneThoughTheLastLookFoundIt() async throws {
+        let coalescer = RequestCoalescer<String, Int>()
+        let gate = CoalescerTestKit.Gate()
+        let first = Task {
+            try await coalescer.run("k") {
+                _ = await gate.wait(); return 1
+            }
+        }
+        let otherGate = CoalescerTestKit.Gate()
+        let other = Task {
+            try await coalescer.run("other") {
+                _ = await otherGate.wait(); return 2
+            }
+        }
+        try await CoalescerTestKit.waitForWaiters(2, on: coalescer)
+        #expect(coalescer.sighting(of: "k") != nil)
+        await gate.open()
+        #expect(try await first.value.value == 1)
+
+        #expect(coalescer.sighting(of: "k") == nil)
+
+        await otherGate.open()
+        #expect(try await other.value.value == 2)
+    }
 }

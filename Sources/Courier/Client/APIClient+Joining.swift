@@ -24,11 +24,12 @@ extension APIClient {
     func joining(_ request: RequestFields, _ adapted: Adapted, _ outgoing: Outgoing) -> Joining? {
         // The key built with the request serves while the request is sent as built: not for a conditional request.
         // Cheapest first: a call that leads (no flight in the air, most calls) pays one lock and one comparison.
-        guard let known = adapted.sharingKey, let sighting = coalescer.sighting(of: known), !adapted.isPrivate,
+        guard let key = adapted.sharingKey, let sighting = coalescer.sighting(of: key), !adapted.isPrivate,
             outgoing.fallback == nil, request.streamed == nil, outgoing.request.sharesStorage(with: adapted.request),
             !instrumentation.isListening,
-            // `known` itself, when the request's policy lets it share: the key the sighting is of.
-            let key = coalescingKey(for: outgoing.request, policy: request.coalescing, partition: nil, known: known)
+            // Then the key built with the request is the call's (`coalescingKey` would return it): asked here, so that
+            // the key is not copied into that function and out again.
+            mayShare(outgoing.request, policy: request.coalescing)
         else { return nil }
         return Joining(key: key, sighting: sighting, request: outgoing.request)
     }
@@ -64,10 +65,10 @@ extension APIClient {
         try await perform(request, id: id, decodingOnce: shared)
     }
 
-    /// The joiner's deadline on the client's scheduler: its next wait (``CallLimits/nextWait(now:)``) from `start`.
+    /// The joiner's deadline on the client's scheduler: its next wait (``CallLimits/nextWait(now:)``) from `start`. The
+    /// scheduler and the error it leaves with are the coalescer's (``JoinTimeouts``).
     private func deadline(of request: RequestFields, since start: Duration) -> JoinDeadline {
         let limit = limits(of: request, now: start).nextWait(now: start)
-        return JoinDeadline(
-            scheduler: deadlines, at: start.saturatingAdding(limit), limit: limit, error: { APIError.timedOut($0) })
+        return JoinDeadline(start: start, limit: limit)
     }
 }

@@ -27,8 +27,9 @@ public final class APIClient: Sendable {
     let recentURLs = RecentURLs()
     /// Keeps the deadlines of every attempt with one timer.
     let deadlines: DeadlineScheduler
-    /// Shares one flight among callers of the same request.
-    let coalescer = RequestCoalescer<RequestKey, Exchange>()
+    /// Shares one flight among callers of the same request; a caller that joins one leaves at its own deadline, on
+    /// ``deadlines``, with `APIError.timedOut`.
+    let coalescer: RequestCoalescer<RequestKey, Exchange>
     /// The requests in flight in each latest-wins slot; see ``LatestWins``.
     let latestWinsSlots = LatestWinsSlots()
     /// Background refreshes of stale responses served under `stale-while-revalidate`.
@@ -57,6 +58,8 @@ public final class APIClient: Sendable {
         self.scope = CredentialScope(baseURL: baseURL, configuration: configuration)
         let log = EventLog(clock: configuration.clock)
         self.deadlines = DeadlineScheduler(clock: configuration.clock, stopwatch: log.stopwatch)
+        self.coalescer = RequestCoalescer(
+            joinTimeouts: JoinTimeouts(scheduler: deadlines, error: { APIError.timedOut($0) }))
         self.instrumentation = Instrumentation(
             log: log, redaction: Redaction(scope.credentials), observers: configuration.observers)
         self.resilience = ClientResilience(
@@ -392,19 +395,22 @@ public final class APIClient: Sendable {
         backgroundRefreshes.run(key: key) { [self] in _ = try await sendShared(call) }
     }
 
+    /// Whether `policy` lets `request` share a flight: always, never, or (automatic) a `GET` or `HEAD` of a client that
+    /// coalesces.
+    func mayShare(_ request: TransportRequest, policy: CoalescingPolicy) -> Bool {
+        switch policy {
+        case .never: false
+        case .always: true
+        case .automatic: configuration.isCoalescingEnabled && (request.method == .get || request.method == .head)
+        }
+    }
+
     @inline(never)  // keeps the key's temporaries off the async frame of `sendShared`
     func coalescingKey(
         for request: TransportRequest, policy: CoalescingPolicy, partition: String?, known: RequestKey? = nil,
         ignoring ignored: Set<String>? = nil
     ) -> RequestKey? {
-        switch policy {
-        case .never: return nil
-        case .always: break
-        case .automatic:
-            guard configuration.isCoalescingEnabled, request.method == .get || request.method == .head else {
-                return nil
-            }
-        }
+        guard mayShare(request, policy: policy) else { return nil }
         return known
             ?? RequestKey(
                 request, varyingOn: configuration.coalescingHeaders,

@@ -53,9 +53,36 @@ struct FlightTable<Key: Hashable & Sendable, Value: Sendable> {
         /// When each waiter that has a bound of its own leaves, earliest first. Entries of waiters that left earlier
         /// stay until they reach the top or until ``FlightTable/leave(_:waiterID:policy:)`` compacts them.
         var deadlines = DeadlineHeap<WaiterDeadline>()
-        /// The one timer entry that fires at the earliest of ``deadlines``: a flight with a thousand joiners keeps
-        /// one entry in the scheduler, not one (and one allocated closure) per joiner.
+        /// The deadlines of joiners (``FlightTable/join(_:id:tag:for:at:isCancelled:deadline:)``) that started no
+        /// earlier than the last one here, with the same bound: every joiner of a flight whose callers share one
+        /// timeout. Their deadlines are in order from `joinedHead` on, so adding one appends two durations and an id
+        /// (no sifting, no sum, nothing to retain or release, and no look at the timer, which fires no later than the
+        /// last one's), and the earliest is the first. Any other joiner's deadline goes to ``deadlines``.
+        var joined: [JoinedDeadline] = []
+        /// Where the deadlines in ``joined`` still to pass start: the ones before it passed or were dropped.
+        var joinedHead = 0
+        /// The one timer entry that fires at the earliest of ``deadlines`` and ``joined``: a flight with a thousand
+        /// joiners keeps one entry in the scheduler, not one (and one allocated closure) per joiner.
         var timer: Timer?
+
+        /// The deadlines kept, including those of waiters that left.
+        var count: Int { deadlines.count + joined.count - joinedHead }
+
+        /// The earliest deadline kept (of a waiter that may have left), `nil` when none is.
+        var earliest: Duration? {
+            let heap = deadlines.peek()?.deadline
+            guard joinedHead < joined.count else { return heap }
+            let first = joined[joinedHead].deadline.at
+            guard let heap else { return first }
+            return min(heap, first)
+        }
+
+        /// Keeps only the deadlines of waiters for whom `isWaiting` holds.
+        mutating func keep(where isWaiting: (UInt64) -> Bool) {
+            deadlines.removeAll { !isWaiting($0.waiterID) }
+            joined = joined[joinedHead...].filter { isWaiting($0.waiterID) }
+            joinedHead = 0
+        }
     }
 
     /// When a waiter leaves by itself if its flight has not answered, and with what.
@@ -63,7 +90,14 @@ struct FlightTable<Key: Hashable & Sendable, Value: Sendable> {
         let waiterID: UInt64
         /// The waiter's bound, handed to `error`.
         let limit: Duration
-        let error: @Sendable (Duration) -> any Error
+        /// `nil` for a joiner, which leaves with its coalescer's error (see ``JoinTimeouts``).
+        let error: (@Sendable (Duration) -> any Error)?
+    }
+
+    /// A joiner's deadline, kept in ``Bounds/joined``; it leaves with its coalescer's error (see ``JoinTimeouts``).
+    struct JoinedDeadline: Sendable {
+        let deadline: JoinDeadline
+        let waiterID: UInt64
     }
 
     /// A flight's timer entry, with the scheduler that holds it and the time it fires.
@@ -166,7 +200,14 @@ struct FlightTable<Key: Hashable & Sendable, Value: Sendable> {
     private(set) var flights: [Key: Flight] = [:]
     /// Changes whenever a flight is added to or removed from `flights`: an index into it taken while it had this value
     /// is still the same flight's (``Sighting``). Joining changes a flight in place, which moves no index.
-    private var layout: UInt64 = 0
+    private var layout: UInt64 = 0 {
+        // A sighting of the old layout is stale, and the key it holds need not outlive its flight.
+        didSet { lastSighting = nil }
+    }
+    /// The flight the last look found, with its key: while no flight is added or removed, the next caller of the same
+    /// key (a burst of callers of one key is what a coalescer is for) finds it by comparing keys, without hashing its
+    /// key (a `RequestKey` through `Hasher`, about 500 instructions of a joiner's look).
+    private var lastSighting: (key: Key, sighting: Sighting)?
     /// Kept alongside `flights` so the waiter count is O(1) instead of a sum over every flight.
     private(set) var waiting = 0
     /// Number of times a flight reported its outcome, including stale reports from abandoned flights.
@@ -208,10 +249,14 @@ struct FlightTable<Key: Hashable & Sendable, Value: Sendable> {
     }
 
     /// Where the flight for `key` is in the table, or `nil` when there is none; an empty table answers without hashing
-    /// the key.
-    func sighting(of key: Key) -> Sighting? {
-        guard !flights.isEmpty, let index = flights.index(forKey: key) else { return nil }
-        return Sighting(index: index, layout: layout)
+    /// the key, and so does the flight the last look found, while the table's layout is unchanged.
+    mutating func sighting(of key: Key) -> Sighting? {
+        guard !flights.isEmpty else { return nil }
+        if let last = lastSighting, last.key == key { return last.sighting }
+        guard let index = flights.index(forKey: key) else { return nil }
+        let sighting = Sighting(index: index, layout: layout)
+        lastSighting = (key, sighting)
+        return sighting
     }
 
     /// Adds a waiter to the flight for `key`, as ``register(_:id:tag:for:isCancelled:attributing:)`` does, but never
@@ -222,14 +267,42 @@ struct FlightTable<Key: Hashable & Sendable, Value: Sendable> {
     /// found without hashing the key when no flight was added or removed since.
     mutating func join(
         _ waiter: Waiter, id waiterID: UInt64, tag: UInt64, for key: Key, at sighting: Sighting? = nil,
-        isCancelled: Bool, deadline: (at: Duration, WaiterDeadline)?
+        isCancelled: Bool, deadline: JoinDeadline?
     ) -> (registration: Registration, attribution: Attribution?, timer: Duration?)? {
         if isCancelled { return (.cancelled, nil, nil) }
         guard let index = index(of: key, at: sighting) else { return nil }
         waiting += 1
         let (registration, attribution) = Self.join(&flights.values[index], waiter, id: waiterID, tag: tag)
-        guard let (at, deadline) = deadline else { return (registration, attribution, nil) }
-        return (registration, attribution, Self.addDeadline(at, deadline, to: &flights.values[index]))
+        guard let deadline else { return (registration, attribution, nil) }
+        return (registration, attribution, Self.addDeadline(deadline, of: waiterID, to: &flights.values[index]))
+    }
+
+    /// Adds a joiner's deadline to `flight`'s bounds, changed in place: at the end of ``Bounds/joined`` when the joiner
+    /// started no earlier than the last one there and has its bound, else to the heap. Returns the time the flight's
+    /// timer must be set to, as ``addDeadline(_:_:to:flightID:)`` does.
+    private static func addDeadline(_ deadline: JoinDeadline, of waiterID: UInt64, to flight: inout Flight)
+        -> Duration?
+    {
+        if flight.bounds == nil { flight.bounds = Bounds() }
+        let entry = JoinedDeadline(deadline: deadline, waiterID: waiterID)
+        guard let last = flight.bounds?.joined.last?.deadline else {
+            flight.bounds?.joined.append(entry)
+            return timerTarget(for: deadline.at, of: flight)
+        }
+        if deadline.start >= last.start, deadline.limit == last.limit {
+            // No earlier than `last`, which the timer fires for or before: the timer stays as it is.
+            flight.bounds?.joined.append(entry)
+            return nil
+        }
+        let at = deadline.at
+        flight.bounds?.deadlines.push(at, WaiterDeadline(waiterID: waiterID, limit: deadline.limit, error: nil))
+        return timerTarget(for: at, of: flight)
+    }
+
+    /// `at` when the flight's timer must move to it: it has none, or one that fires later.
+    private static func timerTarget(for at: Duration, of flight: Flight) -> Duration? {
+        if let timer = flight.bounds?.timer, timer.at <= at { return nil }
+        return at
     }
 
     /// The index of the flight for `key`: the sighted one while the table's layout is unchanged, else looked up.
@@ -329,8 +402,12 @@ struct FlightTable<Key: Hashable & Sendable, Value: Sendable> {
         return replaced
     }
 
-    /// Called when the flight's timer fired: takes out the waiters whose deadline passed by `now`.
-    mutating func expire(_ key: Key, flightID: UInt64, now: Duration, policy: AbandonmentPolicy) -> Expiry {
+    /// Called when the flight's timer fired: takes out the waiters whose deadline passed by `now`. A joiner leaves with
+    /// `joinTimeout` (its coalescer's error, see ``JoinTimeouts``), given its bound.
+    mutating func expire(
+        _ key: Key, flightID: UInt64, now: Duration, policy: AbandonmentPolicy,
+        joinTimeout: (Duration) -> any Error
+    ) -> Expiry {
         var expiry = Expiry()
         guard let index = flights.index(forKey: key), id(at: index) == flightID,
             var flightBounds = flights.values[index].bounds
@@ -345,18 +422,36 @@ struct FlightTable<Key: Hashable & Sendable, Value: Sendable> {
             flightBounds.deadlines.pop()
             if isWaiting, let (waiter, tag) = flights.values[index].waiters.remove(deadline.waiterID) {
                 waiting -= 1
-                expiry.expired.append((waiter, deadline.error(deadline.limit)))
+                expiry.expired.append((waiter, deadline.error?(deadline.limit) ?? joinTimeout(deadline.limit)))
                 if let attribution = Self.reattribute(&flights.values[index], leaving: tag) {
                     expiry.attribution = attribution
                 }
             }
+        }
+        // The joiners' deadlines in order, from the earliest, as the heap's above.
+        while flightBounds.joinedHead < flightBounds.joined.count {
+            let joined = flightBounds.joined[flightBounds.joinedHead]
+            let isWaiting = flights.values[index].waiters.contains(joined.waiterID)
+            guard joined.deadline.at <= now || !isWaiting else { break }
+            flightBounds.joinedHead += 1
+            if isWaiting, let (waiter, tag) = flights.values[index].waiters.remove(joined.waiterID) {
+                waiting -= 1
+                expiry.expired.append((waiter, joinTimeout(joined.deadline.limit)))
+                if let attribution = Self.reattribute(&flights.values[index], leaving: tag) {
+                    expiry.attribution = attribution
+                }
+            }
+        }
+        if flightBounds.joinedHead == flightBounds.joined.count {
+            flightBounds.joined.removeAll(keepingCapacity: true)
+            flightBounds.joinedHead = 0
         }
         if policy == .cancel, flights.values[index].waiters.isEmpty {
             layout &+= 1
             expiry.abandoned = flights.remove(at: index).value.task
             return expiry
         }
-        expiry.next = flightBounds.deadlines.peek()?.deadline
+        expiry.next = flightBounds.earliest
         flights.values[index].bounds = flightBounds
         return expiry
     }
@@ -375,11 +470,11 @@ struct FlightTable<Key: Hashable & Sendable, Value: Sendable> {
         guard policy == .cancel, flights.values[index].waiters.isEmpty else {
             // Deadlines of waiters that left are dropped once they outnumber the waiters, so a long flight that many
             // callers join and leave keeps its heap the size of the callers still waiting.
-            if let deadlines = flights.values[index].bounds?.deadlines.count, deadlines > Self.compactionFloor,
+            if let deadlines = flights.values[index].bounds?.count, deadlines > Self.compactionFloor,
                 deadlines > 2 * flights.values[index].waiters.count
             {
                 let waiters = flights.values[index].waiters
-                flights.values[index].bounds?.deadlines.removeAll { !waiters.contains($0.waiterID) }
+                flights.values[index].bounds?.keep { waiters.contains($0) }
             }
             return (waiter, nil, nil, attribution)
         }

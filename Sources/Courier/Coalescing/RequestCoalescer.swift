@@ -47,6 +47,11 @@ public actor RequestCoalescer<Key: Hashable & Sendable, Value: Sendable> {
     /// takes the table's lock once to join rather than twice. Under load every lock a joiner takes is one its
     /// thread may be preempted holding, while the other callers wait.
     private nonisolated let waiterIDs = Atomic<UInt64>(0)
+    /// The scheduler the deadlines of callers of ``join(_:at:tag:deadline:)`` are kept on, and what such a caller leaves
+    /// with when its deadline passes: one pair for the whole coalescer (a client has one scheduler and one timeout
+    /// error), so that a joiner's deadline is two durations, handed to the table without a reference to retain and kept
+    /// there without one to release; `nil` for a coalescer whose joiners have no deadlines.
+    private nonisolated let joinTimeouts: JoinTimeouts?
 
     /// Creates an empty coalescer.
     ///
@@ -59,6 +64,14 @@ public actor RequestCoalescer<Key: Hashable & Sendable, Value: Sendable> {
     /// - Important: Share one instance between all callers that should be coalesced.
     public init(whenAbandoned policy: AbandonmentPolicy = .cancel) {
         self.policy = policy
+        self.joinTimeouts = nil
+    }
+
+    /// A coalescer whose joiners' deadlines (``join(_:at:tag:deadline:)``) are kept on `joinTimeouts.scheduler` and end
+    /// with `joinTimeouts.error`.
+    init(whenAbandoned policy: AbandonmentPolicy = .cancel, joinTimeouts: JoinTimeouts) {
+        self.policy = policy
+        self.joinTimeouts = joinTimeouts
     }
 
     /// Number of flights currently in the table (for diagnostics and tests).
@@ -172,9 +185,10 @@ public actor RequestCoalescer<Key: Hashable & Sendable, Value: Sendable> {
     /// to join (it landed since ``sighting(of:)`` saw it), and the caller then goes the way of a leader. With the
     /// `sighting` of `key`, the flight is found again without hashing the key.
     ///
-    /// The caller keeps its own deadline and cancellation: it leaves at `deadline` (a point on its scheduler's clock)
-    /// with `deadline.error`, or at once when its task is cancelled. Nothing here is allocated: a joiner needs no
-    /// operation, and its bound is a value handed to the table under its lock.
+    /// The caller keeps its own deadline and cancellation: it leaves at `deadline` (a point on the clock of the
+    /// coalescer's ``JoinTimeouts/scheduler``) with its ``JoinTimeouts/error``, or at once when its task is cancelled.
+    /// Nothing here is allocated: a joiner needs no operation, and its bound is a value handed to the table under its
+    /// lock. A coalescer made without ``JoinTimeouts`` ignores `deadline`.
     nonisolated(nonsending) func join(_ key: Key, at sighting: Sighting? = nil, tag: UInt64, deadline: JoinDeadline?)
         async throws -> Coalesced<Value>?
     {
@@ -240,17 +254,14 @@ public actor RequestCoalescer<Key: Hashable & Sendable, Value: Sendable> {
         _ waiter: Table.Waiter, id waiterID: UInt64, tag: UInt64, for key: Key, at sighting: Sighting?,
         deadline: JoinDeadline?
     ) -> Table.Registration? {
-        let bound = deadline.map {
-            (at: $0.at, Table.WaiterDeadline(waiterID: waiterID, limit: $0.limit, error: $0.error))
-        }
         let entered: (Table.Registration, Table.Attribution?)? = table.withLock { table in
             guard
                 let (registration, attribution, timer) = table.join(
                     waiter, id: waiterID, tag: tag, for: key, at: sighting, isCancelled: Task.isCancelled,
-                    deadline: bound)
+                    deadline: joinTimeouts == nil ? nil : deadline)
             else { return nil }
             // The joiner's bound comes first of the flight's: the timer moves to it (see `addDeadline`).
-            if case .joined(let flightID) = registration, let timer, let scheduler = deadline?.scheduler {
+            if case .joined(let flightID) = registration, let timer, let scheduler = joinTimeouts?.scheduler {
                 setTimer(&table, at: timer, on: scheduler, key: key, flightID: flightID)
             }
             return (registration, attribution)
@@ -322,17 +333,10 @@ public actor RequestCoalescer<Key: Hashable & Sendable, Value: Sendable> {
         _ table: inout Table, _ bound: WaitBound, _ limit: Duration, key: Key, flightID: UInt64, waiterID: UInt64
     ) {
         let scheduler = bound.scheduler
-        let deadline = JoinDeadline(
-            scheduler: scheduler, at: scheduler.elapsed.saturatingAdding(limit), limit: limit, error: bound.error)
-        addDeadline(&table, deadline, key: key, flightID: flightID, waiterID: waiterID)
-    }
-
-    private nonisolated func addDeadline(
-        _ table: inout Table, _ deadline: JoinDeadline, key: Key, flightID: UInt64, waiterID: UInt64
-    ) {
-        let waiter = Table.WaiterDeadline(waiterID: waiterID, limit: deadline.limit, error: deadline.error)
-        guard let target = table.addDeadline(deadline.at, waiter, to: key, flightID: flightID) else { return }
-        setTimer(&table, at: target, on: deadline.scheduler, key: key, flightID: flightID)
+        let waiter = Table.WaiterDeadline(waiterID: waiterID, limit: limit, error: bound.error)
+        let at = scheduler.elapsed.saturatingAdding(limit)
+        guard let target = table.addDeadline(at, waiter, to: key, flightID: flightID) else { return }
+        setTimer(&table, at: target, on: scheduler, key: key, flightID: flightID)
     }
 
     private nonisolated func setTimer(
@@ -351,8 +355,9 @@ public actor RequestCoalescer<Key: Hashable & Sendable, Value: Sendable> {
     /// for the next bound.
     private nonisolated func expire(_ key: Key, flightID: UInt64, scheduler: DeadlineScheduler) {
         let now = scheduler.elapsed
+        let joinTimeout = joinTimeouts?.error ?? { _ in CancellationError() }
         let expiry = table.withLock { table in
-            let expiry = table.expire(key, flightID: flightID, now: now, policy: policy)
+            let expiry = table.expire(key, flightID: flightID, now: now, policy: policy, joinTimeout: joinTimeout)
             if let next = expiry.next { setTimer(&table, at: next, on: scheduler, key: key, flightID: flightID) }
             return expiry
         }
@@ -417,14 +422,23 @@ struct WaitBound: Sendable {
     let error: @Sendable (Duration) -> any Error
 }
 
-/// When a caller that joins a flight leaves it if the flight has not answered: a point on a scheduler's clock.
+/// When a caller that joins a flight leaves it if the flight has not answered: `limit` after `start`, on the clock of its
+/// coalescer's ``JoinTimeouts/scheduler``. Two durations and no reference: a joiner's task carries it, and the flight
+/// keeps it; the sum is made only where the flight needs the point in time (most joiners' never is).
 struct JoinDeadline: Sendable {
-    let scheduler: DeadlineScheduler
-    /// When the caller leaves, as time elapsed on the scheduler's clock.
-    let at: Duration
-    /// The caller's bound, handed to `error`.
+    /// When the caller started, as time elapsed on the scheduler's clock.
+    let start: Duration
+    /// The caller's bound, handed to ``JoinTimeouts/error``.
     let limit: Duration
-    /// What the caller is resumed with when its deadline passes.
+
+    /// When the caller leaves, as time elapsed on the scheduler's clock.
+    var at: Duration { start.saturatingAdding(limit) }
+}
+
+/// Where a coalescer keeps its joiners' deadlines, and what a joiner whose deadline passed is resumed with (given the
+/// joiner's bound).
+struct JoinTimeouts: Sendable {
+    let scheduler: DeadlineScheduler
     let error: @Sendable (Duration) -> any Error
 }
 

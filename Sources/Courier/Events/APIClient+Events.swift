@@ -110,8 +110,11 @@ extension APIClient {
             let exchange =
                 if let routed = sending.routed {
                     try await send(routed, for: request)
-                } else if let joining = sending.joining {
-                    try await join(joining, request, id: call.id, since: call.start, decodingOnce: shared)
+                } else if sending.joining != nil {
+                    // Read in place, not bound: a binding copies the key and the request (a retain and a release each).
+                    try await join(
+                        sending.joining.unsafelyUnwrapped, request, id: call.id, since: call.start,
+                        decodingOnce: shared)
                 } else {
                     try await proceed(sending, request, decodingOnce: shared)
                 }
