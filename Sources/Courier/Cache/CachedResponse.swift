@@ -5,7 +5,7 @@ import Synchronization
 ///
 /// Header parsing happens once per entry, outside the cache's lock: the `Cache-Control` directives, `ETag` and `Vary`
 /// when the entry is made, and `Date`, `Expires`, `Last-Modified` and `Age` when something first reads the entry's
-/// age or freshness (see ``Timing``). Lookups then only compare numbers.
+/// age or freshness. Lookups then only compare numbers.
 ///
 /// ```swift
 /// if let entry = await cache.cachedResponse(for: request, partition: nil) {
