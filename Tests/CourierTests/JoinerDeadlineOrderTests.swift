@@ -47,6 +47,18 @@ import Testing
             return joiner
         }
 
+        /// Moves the clock on by `seconds`: `joiner` leaves with a timeout naming `bound`, and `remaining` callers
+        /// (the leader among them) still wait.
+        func advance(
+            by seconds: Int64, until joiner: Task<APIResponse<Data>, any Error>, leavesAfter bound: Int64,
+            remaining: Int, sourceLocation: SourceLocation = #_sourceLocation
+        ) async throws {
+            clock.advance(by: .seconds(seconds))
+            try await CoalescerTestKit.waitForWaiters(remaining, on: client.coalescer)
+            let left = await JoinerDeadlineOrderTests.timedOutAfter(joiner)
+            #expect(left == .seconds(bound), sourceLocation: sourceLocation)
+        }
+
         /// Lets the flight answer; the leader gets the answer and the transport was called once.
         func land() async throws {
             await gate.open()
@@ -70,26 +82,21 @@ import Testing
     @Test func joinersWithOneTimeoutLeaveEachAtItsOwnDeadline() async throws {
         let flight = await HeldFlight()
         let first = try await flight.join(within: 5)
+        // Set for the first joiner, when it came: it sleeps 5 s from then. Waited for before the clock moves, or the
+        // timer's task may start late and sleep for what is left instead.
+        try await AuthTestKit.waitForTimer(.seconds(5), on: flight.clock)
         flight.clock.advance(by: .seconds(1))
         let second = try await flight.join(within: 5)
         flight.clock.advance(by: .seconds(2))
         let third = try await flight.join(within: 5)
-        // Set for the first joiner, when it came: it sleeps 5 s from then.
-        try await AuthTestKit.waitForTimer(.seconds(5), on: flight.clock)
 
-        flight.clock.advance(by: .seconds(2))
-        try await CoalescerTestKit.waitForWaiters(3, on: flight.client.coalescer)
-        #expect(await Self.timedOutAfter(first) == .seconds(5))
+        try await flight.advance(by: 2, until: first, leavesAfter: 5, remaining: 3)
         try await AuthTestKit.waitForTimer(.seconds(1), on: flight.clock)
 
-        flight.clock.advance(by: .seconds(1))
-        try await CoalescerTestKit.waitForWaiters(2, on: flight.client.coalescer)
-        #expect(await Self.timedOutAfter(second) == .seconds(5))
+        try await flight.advance(by: 1, until: second, leavesAfter: 5, remaining: 2)
         try await AuthTestKit.waitForTimer(.seconds(2), on: flight.clock)
 
-        flight.clock.advance(by: .seconds(2))
-        try await CoalescerTestKit.waitForWaiters(1, on: flight.client.coalescer)
-        #expect(await Self.timedOutAfter(third) == .seconds(5))
+        try await flight.advance(by: 2, until: third, leavesAfter: 5, remaining: 1)
         try await flight.land()
     }
 
@@ -101,19 +108,13 @@ import Testing
         let third = try await flight.join(within: 5)
         try await AuthTestKit.waitForTimer(.seconds(2), on: flight.clock)
 
-        flight.clock.advance(by: .seconds(2))
-        try await CoalescerTestKit.waitForWaiters(3, on: flight.client.coalescer)
-        #expect(await Self.timedOutAfter(first) == .seconds(2))
+        try await flight.advance(by: 2, until: first, leavesAfter: 2, remaining: 3)
         try await AuthTestKit.waitForTimer(.seconds(1), on: flight.clock)
 
-        flight.clock.advance(by: .seconds(1))
-        try await CoalescerTestKit.waitForWaiters(2, on: flight.client.coalescer)
-        #expect(await Self.timedOutAfter(second) == .seconds(3))
+        try await flight.advance(by: 1, until: second, leavesAfter: 3, remaining: 2)
         try await AuthTestKit.waitForTimer(.seconds(2), on: flight.clock)
 
-        flight.clock.advance(by: .seconds(2))
-        try await CoalescerTestKit.waitForWaiters(1, on: flight.client.coalescer)
-        #expect(await Self.timedOutAfter(third) == .seconds(5))
+        try await flight.advance(by: 2, until: third, leavesAfter: 5, remaining: 1)
         try await flight.land()
     }
 
@@ -126,19 +127,13 @@ import Testing
         let between = try await flight.join(within: 4)
         try await AuthTestKit.waitForTimer(.seconds(3), on: flight.clock)
 
-        flight.clock.advance(by: .seconds(3))
-        try await CoalescerTestKit.waitForWaiters(3, on: flight.client.coalescer)
-        #expect(await Self.timedOutAfter(first) == .seconds(3))
+        try await flight.advance(by: 3, until: first, leavesAfter: 3, remaining: 3)
         try await AuthTestKit.waitForTimer(.seconds(1), on: flight.clock)
 
-        flight.clock.advance(by: .seconds(1))
-        try await CoalescerTestKit.waitForWaiters(2, on: flight.client.coalescer)
-        #expect(await Self.timedOutAfter(between) == .seconds(4))
+        try await flight.advance(by: 1, until: between, leavesAfter: 4, remaining: 2)
         try await AuthTestKit.waitForTimer(.seconds(2), on: flight.clock)
 
-        flight.clock.advance(by: .seconds(2))
-        try await CoalescerTestKit.waitForWaiters(1, on: flight.client.coalescer)
-        #expect(await Self.timedOutAfter(last) == .seconds(6))
+        try await flight.advance(by: 2, until: last, leavesAfter: 6, remaining: 1)
         try await flight.land()
     }
 
