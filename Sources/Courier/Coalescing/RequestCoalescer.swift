@@ -380,9 +380,18 @@ public actor RequestCoalescer<Key: Hashable & Sendable, Value: Sendable> {
         // to the global executor, which changes when it first runs, never what it does. Each branch passes its own
         // closure literal: a closure held in a variable first cost two more allocations per flight.
         if #available(macOS 26, iOS 26, tvOS 26, watchOS 26, visionOS 26, *) {
-            return Task.immediate { [table] () async throws in
-                await Self.fly(operation, flightID, for: key, table: table)
-            }
+            // The loop, which runs once, is what makes the optimizer inline `Task.immediate` here (it favours call sites
+            // in loops). Inlined, it sees its default `executorPreference: nil` as a constant; called out of line, Swift
+            // 6.3.1 tests that argument wrongly and gives the task a preference record for `nil`, and every executor
+            // check of the task then takes the task's status lock: about 1,350 instructions per flight
+            // (Docs/Performance.md#task-immediate). `Scripts/instructions.sh --check` fails when the record is back.
+            var task: FlightTask?
+            repeat {
+                task = Task.immediate { [table] () async throws in
+                    await Self.fly(operation, flightID, for: key, table: table)
+                }
+            } while task == nil
+            return task!
         } else {
             return Task { [table] () async throws in
                 await Self.fly(operation, flightID, for: key, table: table)
