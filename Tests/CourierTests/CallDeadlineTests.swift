@@ -8,39 +8,6 @@ import Testing
 @Suite(.timeLimit(.minutes(1))) struct CallDeadlineTests {
     private static let baseURL = URL(string: "https://api.example.com")!
 
-    @Test func aJoinerLeavesAtItsOwnTimeoutWhileTheFlightGoesOn() async throws {
-        let clock = TestClock()
-        let gate = CoalescerTestKit.Gate()
-        let transport = MockTransport { _, _ in
-            _ = await gate.wait()
-            return .text(200, "slow")
-        }
-        let client = APIClient(
-            baseURL: Self.baseURL,
-            configuration: .init(transport: transport, cache: nil, retryPolicy: .never, clock: clock))
-        let leader = Task { try await client.send(APIRequest<Data>(path: "/slow", timeout: .seconds(60))) }
-        await clock.waitForSleeper(of: .seconds(60))
-        let joiner = Task { try await client.send(APIRequest<Data>(path: "/slow", timeout: .seconds(1))) }
-        while await client.coalescer.waiterCount < 2 { await Task.yield() }
-        await clock.waitForSleeper(of: .seconds(1))
-
-        clock.advance(by: .seconds(1))
-
-        let error = try await #require(throws: APIError.self) { try await joiner.value }
-        guard case .timedOut(let after) = error else {
-            Issue.record("expected timedOut, got \(error)")
-            return
-        }
-        #expect(after == .seconds(1))
-        #expect(await client.coalescer.waiterCount == 1, "the leader still waits")
-        await gate.open()
-        #expect(try await leader.value.value == Data("slow".utf8))
-        #expect(transport.callCount == 1)
-        ReliabilityKit.record(
-            "deadlines", "a 1 s joiner behind a 60 s leader's stuck flight", cases: 2,
-            outcome: "the joiner timed out at 1 s on the clock; the leader got the answer; 1 upstream call")
-    }
-
     @Test func aRetryAfterLongerThanTheCallIsNotWaitedFor() async throws {
         let clock = TestClock()
         let transport = MockTransport { _, _ in .text(503, headers: ["Retry-After": "3"]) }

@@ -83,6 +83,9 @@ import Testing
         await gate.open()
         #expect(try await leader.value.value == Data("answer 0".utf8))
         #expect(transport.callCount == 1)
+        ReliabilityKit.record(
+            "deadlines", "a 1 s joiner behind a 60 s leader's stuck flight", cases: 2,
+            outcome: "the joiner timed out at 1 s on the clock; the leader got the answer; 1 upstream call")
     }
 
     @Test func aLaterJoinerWithAnEarlierDeadlineMovesTheFlightsTimer() async throws {
