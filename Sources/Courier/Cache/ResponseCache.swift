@@ -251,10 +251,13 @@ public actor ResponseCache {
         fields: consuming CachedResponse.Fields, url: URLText, _ partition: CachePartition, _ request: TransportRequest
     ) -> CacheStorage.Insertion {
         // Moved into storage, not copied: a copy retained each of the fields' references, and released them again.
+        let byteCount = fields.byteCount
+        let variesOnNothing = fields.varyNames.isEmpty
         var pending = Optional(fields)
         return state.withLock { state in
             let insertion = state.storage.insert(
-                .fields(pending.take().unsafelyUnwrapped), url: url, partition: partition, replacing: request.headers)
+                fields: &pending, byteCount: byteCount, variesOnNothing: variesOnNothing, url: url,
+                partition: partition, replacing: request.headers)
             state.counters.evictions += insertion.evicted
             if insertion.stored { state.counters.stores += 1 }
             return insertion
