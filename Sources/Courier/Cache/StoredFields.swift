@@ -139,16 +139,25 @@ struct StoredFields {
             case 2: self = name == "te" ? .hopByHop : .other
             case 3: self = name == "age" ? .read(.age) : .other
             case 4:
-                self =
-                    name == "date" ? .read(.date) : name == "etag" ? .read(.etag) : name == "vary" ? .read(.vary) : .other
+                if name == "date" {
+                    self = .read(.date)
+                } else if name == "etag" {
+                    self = .read(.etag)
+                } else {
+                    self = name == "vary" ? .read(.vary) : .other
+                }
             case 7:
-                self =
-                    name == "expires"
-                    ? .read(.expires) : name == "upgrade" || name == "trailer" ? .hopByHop : .other
+                if name == "expires" {
+                    self = .read(.expires)
+                } else {
+                    self = name == "upgrade" || name == "trailer" ? .hopByHop : .other
+                }
             case 10:
-                self =
-                    name == "connection" || name == "keep-alive"
-                    ? .hopByHop : name == "set-cookie" ? .perRecipient : .other
+                if name == "connection" || name == "keep-alive" {
+                    self = .hopByHop
+                } else {
+                    self = name == "set-cookie" ? .perRecipient : .other
+                }
             case 11: self = name == "set-cookie2" ? .perRecipient : .other
             case 13: self = Self(thirteenBytes: name)
             case 16: self = name == "proxy-connection" ? .hopByHop : .other
