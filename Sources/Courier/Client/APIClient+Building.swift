@@ -24,8 +24,9 @@ extension APIClient {
         }
         // A URL the client built on its base is not parsed here (see ``RecentURLs/Entry``): only an absolute one, whose
         // origin decides what it may receive, is read as a `URL`.
-        let isAbsolute = URLBuilder.isAbsolute(request.path)
-        // (An absolute URL is always parsed, into an entry: never a first sight.)
+        // (An absolute URL is always parsed, into an entry: never a first sight, whose path is not read again.)
+        let isAbsolute: Bool
+        if case .firstSight = target { isAbsolute = false } else { isAbsolute = URLBuilder.isAbsolute(request.path) }
         let isTrusted: Bool
         if isAbsolute, case .entry(let entry, _) = target {
             isTrusted = scope.trusts(entry.url)
@@ -36,7 +37,8 @@ extension APIClient {
         headers.addMissing(
             from: isTrusted || request.sendsCredentialsToAnyOrigin ? configuration.headers : scope.untrustedHeaders)
         var body: Data?
-        switch request.body {
+        // Most requests have no body: settled without copying the payload out (an outlined copy of the enum).
+        switch request.hasBody ? request.body : nil {
         case nil:
             break
         case .data(let data, let contentType)?:
