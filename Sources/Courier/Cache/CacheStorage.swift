@@ -65,7 +65,8 @@ struct CacheStorage {
     private struct Node {
         /// Tells a slot's current entry from one stored there earlier.
         let id: UInt64
-        /// The entry, once a lookup returned it; until then its fields are in ``unboxed`` (see ``insert(fields:byteCount:variesOnNothing:url:partition:replacing:)``).
+        /// The entry, once a lookup returned it; until then its fields are in ``unboxed`` (see
+        /// ``insert(fields:byteCount:variesOnNothing:url:partition:replacing:)``).
         var entry: CachedResponse?
         /// The entry's ``CachedResponse/byteCount``, and whether it varies on nothing, read without the entry.
         let byteCount: Int
@@ -92,7 +93,8 @@ struct CacheStorage {
     /// The list's links, by slot: beside the nodes rather than in them, so that relinking a slot writes two integers
     /// where writing through an optional node cost about 50 instructions a field.
     private var links: [Link] = []
-    /// The fields of each slot's entry until a lookup first returns it, by slot; `nil` once boxed (see ``insert(fields:byteCount:variesOnNothing:url:partition:replacing:)``).
+    /// The fields of each slot's entry until a lookup first returns it, by slot; `nil` once boxed (see
+    /// ``insert(fields:byteCount:variesOnNothing:url:partition:replacing:)``).
     private var unboxed: [CachedResponse.Fields?] = []
     private var freeSlots: [Int] = []
     private var newest: Int?
@@ -144,7 +146,8 @@ struct CacheStorage {
     }
 
     /// The entry stored in `slot` (which holds one) as a lookup returns it: with its generation, its slot and what
-    /// is kept beside it. Boxed here, once, if no lookup returned it before (see ``insert(fields:byteCount:variesOnNothing:url:partition:replacing:)``).
+    /// is kept beside it. Boxed here, once, if no lookup returned it before (see
+    /// ``insert(fields:byteCount:variesOnNothing:url:partition:replacing:)``).
     private mutating func entry(inSlot slot: Int) -> CachedResponse {
         if slots[slot].unsafelyUnwrapped.entry == nil { box(slot) }
         var entry = slots[slot].unsafelyUnwrapped.entry.unsafelyUnwrapped
@@ -225,8 +228,8 @@ struct CacheStorage {
     /// cost an allocation per stored response, and its release at eviction. The fields are kept beside the nodes, not
     /// in them: a node is read on every hit, and with the fields inline each read copied them. They are a few hundred
     /// bytes, handed over in the optional they are moved out of, with their size and whether they vary read by the
-    /// caller: wrapped in an enum and read through it, they were copied about ten times on their way into storage (a
-    /// `memcpy` of about 60 instructions each).
+    /// caller: wrapped in an enum and read through it, they were copied five times more on their way into storage (a
+    /// `memcpy` of about 64 instructions each; `Docs/Benchmarks.md`, session 18).
     mutating func insert(
         fields: inout CachedResponse.Fields?, byteCount: Int, variesOnNothing: Bool, url: URLText,
         partition: CachePartition, replacing headers: HeaderFields
