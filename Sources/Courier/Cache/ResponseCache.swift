@@ -246,7 +246,8 @@ public actor ResponseCache {
     /// disk tier holds what memory evicted, memory what may not be written). Memory goes first, and takes the
     /// ticket that makes any write of these URLs still on its way to the disk stale.
     /// Stores an entry's fields (a complete response, without a disk tier) as the most recently used, boxed when a
-    /// lookup first returns them (see ``CacheStorage/Content``).
+    /// lookup first returns them (see
+    /// ``CacheStorage/insert(fields:byteCount:variesOnNothing:url:partition:replacing:)``).
     nonisolated func put(
         fields: consuming CachedResponse.Fields, url: URLText, _ partition: CachePartition, _ request: TransportRequest
     ) -> CacheStorage.Insertion {
