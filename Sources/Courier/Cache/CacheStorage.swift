@@ -65,7 +65,8 @@ struct CacheStorage {
     private struct Node {
         /// Tells a slot's current entry from one stored there earlier.
         let id: UInt64
-        /// The entry, once a lookup returned it; until then its fields are in ``unboxed`` (see ``Content``).
+        /// The entry, once a lookup returned it; until then its fields are in ``unboxed`` (see
+        /// ``insert(fields:byteCount:variesOnNothing:url:partition:replacing:)``).
         var entry: CachedResponse?
         /// The entry's ``CachedResponse/byteCount``, and whether it varies on nothing, read without the entry.
         let byteCount: Int
@@ -77,31 +78,6 @@ struct CacheStorage {
         var decodedBytes = 0
         /// The response as last served, with its `Age`; see ``CachedResponse/Served``.
         var served: CachedResponse.Served?
-    }
-
-    /// An entry to store: its fields as the store gave them, kept as they are (in ``unboxed``) until a lookup first
-    /// returns the entry, which boxes them once for every lookup after; or an entry boxed already.
-    ///
-    /// A service that calls ever-new URLs stores responses that nobody asks for again: boxing each when it was stored
-    /// cost an allocation per stored response, and its release at eviction. The fields are kept beside the nodes, not
-    /// in them: a node is read on every hit, and with the fields inline each read copied them.
-    enum Content {
-        case fields(CachedResponse.Fields)
-        case entry(CachedResponse)
-
-        var byteCount: Int {
-            switch self {
-            case .fields(let fields): fields.byteCount
-            case .entry(let entry): entry.byteCount
-            }
-        }
-
-        var variesOnNothing: Bool {
-            switch self {
-            case .fields(let fields): fields.varyNames.isEmpty
-            case .entry(let entry): entry.varyNames.isEmpty
-            }
-        }
     }
 
     /// A slot's place in the least-recently-used list.
@@ -117,7 +93,8 @@ struct CacheStorage {
     /// The list's links, by slot: beside the nodes rather than in them, so that relinking a slot writes two integers
     /// where writing through an optional node cost about 50 instructions a field.
     private var links: [Link] = []
-    /// The fields of each slot's entry until a lookup first returns it, by slot; `nil` once boxed (see ``Content``).
+    /// The fields of each slot's entry until a lookup first returns it, by slot; `nil` once boxed (see
+    /// ``insert(fields:byteCount:variesOnNothing:url:partition:replacing:)``).
     private var unboxed: [CachedResponse.Fields?] = []
     private var freeSlots: [Int] = []
     private var newest: Int?
@@ -169,7 +146,8 @@ struct CacheStorage {
     }
 
     /// The entry stored in `slot` (which holds one) as a lookup returns it: with its generation, its slot and what
-    /// is kept beside it. Boxed here, once, if no lookup returned it before (see ``Content``).
+    /// is kept beside it. Boxed here, once, if no lookup returned it before (see
+    /// ``insert(fields:byteCount:variesOnNothing:url:partition:replacing:)``).
     private mutating func entry(inSlot slot: Int) -> CachedResponse {
         if slots[slot].unsafelyUnwrapped.entry == nil { box(slot) }
         var entry = slots[slot].unsafelyUnwrapped.entry.unsafelyUnwrapped
@@ -237,15 +215,37 @@ struct CacheStorage {
     mutating func insert(
         _ entry: CachedResponse, url: URLText, partition: CachePartition, replacing headers: HeaderFields
     ) -> Insertion {
-        insert(.entry(entry), url: url, partition: partition, replacing: headers)
+        var none: CachedResponse.Fields?
+        return insert(
+            entry, orFields: &none, byteCount: entry.byteCount, variesOnNothing: entry.varyNames.isEmpty, url: url,
+            partition: partition, replacing: headers)
     }
 
-    /// ``insert(_:url:partition:replacing:)`` for an entry's fields, kept as they are until a lookup returns them.
+    /// ``insert(_:url:partition:replacing:)`` for an entry's fields, moved out of `fields` and kept as they are until a
+    /// lookup first returns them, which boxes them once for every lookup after.
+    ///
+    /// A service that calls ever-new URLs stores responses that nobody asks for again: boxing each when it was stored
+    /// cost an allocation per stored response, and its release at eviction. The fields are kept beside the nodes, not
+    /// in them: a node is read on every hit, and with the fields inline each read copied them. They are a few hundred
+    /// bytes, handed over in the optional they are moved out of, with their size and whether they vary read by the
+    /// caller: wrapped in an enum and read through it, they were copied five times more on their way into storage (a
+    /// `memcpy` of about 64 instructions each; `Docs/Benchmarks.md`, session 18).
     mutating func insert(
-        _ content: consuming Content, url: URLText, partition: CachePartition, replacing headers: HeaderFields
+        fields: inout CachedResponse.Fields?, byteCount: Int, variesOnNothing: Bool, url: URLText,
+        partition: CachePartition, replacing headers: HeaderFields
     ) -> Insertion {
-        let byteCount = content.byteCount
+        insert(
+            nil, orFields: &fields, byteCount: byteCount, variesOnNothing: variesOnNothing, url: url,
+            partition: partition, replacing: headers)
+    }
+
+    /// Stores `entry`, or else the fields moved out of `fields`.
+    private mutating func insert(
+        _ entry: CachedResponse?, orFields fields: inout CachedResponse.Fields?, byteCount: Int, variesOnNothing: Bool,
+        url: URLText, partition: CachePartition, replacing headers: HeaderFields
+    ) -> Insertion {
         let fits = limits.maxEntries > 0 && byteCount <= limits.maxEntryBytes && byteCount <= limits.maxBytes
+        let stored = Stored(byteCount: byteCount, variesOnNothing: variesOnNothing, url: url, partition: partition)
         // A URL stored for the first time, the common case of a service calling distinct resources, has no variant to
         // replace or to make room among: the slot it takes is added to the index in the same lookup that finds that
         // nothing is stored for it (looking up, then adding, hashed and probed the index twice).
@@ -253,7 +253,7 @@ struct CacheStorage {
         if fits {
             let slot = freeSlots.last ?? slots.count
             variants = index.addIfFirst(slot, url: url, partition: partition)
-            if variants == nil { return place(content, inSlot: slot, url: url, partition: partition, replaced: 0) }
+            if variants == nil { return place(entry, orFields: &fields, stored, inSlot: slot, replaced: 0) }
         } else {
             variants = index.slots(url: url, partition: partition)
         }
@@ -268,16 +268,24 @@ struct CacheStorage {
         }
         let slot = freeSlots.last ?? slots.count
         index.append(slot, url: url, partition: partition)
-        return place(content, inSlot: slot, url: url, partition: partition, replaced: replaced)
+        return place(entry, orFields: &fields, stored, inSlot: slot, replaced: replaced)
     }
 
-    /// Puts `entry` in `slot` (the last free slot, or the next new one), already indexed, as the most recently used,
-    /// then evicts least recently used entries until the limits hold.
+    /// What a node records of the entry it holds, besides the entry.
+    private struct Stored {
+        let byteCount: Int
+        let variesOnNothing: Bool
+        let url: URLText
+        let partition: CachePartition
+    }
+
+    /// Puts `entry` (or the fields moved out of `fields`) in `slot` (the last free slot, or the next new one), already
+    /// indexed, as the most recently used, then evicts least recently used entries until the limits hold.
     private mutating func place(
-        _ content: consuming Content, inSlot slot: Int, url: URLText, partition: CachePartition, replaced: Int
+        _ entry: CachedResponse?, orFields fields: inout CachedResponse.Fields?, _ stored: Stored, inSlot slot: Int,
+        replaced: Int
     ) -> Insertion {
-        let byteCount = content.byteCount
-        let variesOnNothing = content.variesOnNothing
+        let byteCount = stored.byteCount
         lastNodeID &+= 1
         // Built in place: a node built first and then stored was copied, each of its references retained and
         // released once more.
@@ -288,17 +296,10 @@ struct CacheStorage {
         } else {
             freeSlots.removeLast()
         }
-        switch consume content {
-        case .entry(let entry):
-            slots[slot] = Node(
-                id: lastNodeID, entry: entry, byteCount: byteCount, variesOnNothing: variesOnNothing, url: url,
-                partition: partition)
-        case .fields(let fields):
-            slots[slot] = Node(
-                id: lastNodeID, entry: nil, byteCount: byteCount, variesOnNothing: variesOnNothing, url: url,
-                partition: partition)
-            unboxed[slot] = fields
-        }
+        slots[slot] = Node(
+            id: lastNodeID, entry: entry, byteCount: byteCount, variesOnNothing: stored.variesOnNothing,
+            url: stored.url, partition: stored.partition)
+        if fields != nil { swap(&unboxed[slot], &fields) }
         linkAsNewest(slot)
         count += 1
         totalBytes += byteCount

@@ -8,32 +8,20 @@ extension CachedResponse {
     // instructions a field; a `static let` set hashes the name and is read through `swift_once`, see `ByteSet`.)
 
     /// Whether a cache does not store or forward this field: it is hop-by-hop (RFC 9110 §7.6.1, RFC 9111 §3.1).
+    /// `name` is canonical (lower case); see ``StoredFields/Role``, which lists the names.
     static func isHopByHop(_ name: String) -> Bool {
-        switch name.utf8.count {
-        case 2: name == "te"
-        case 7: name == "upgrade" || name == "trailer"
-        case 10: name == "connection" || name == "keep-alive"
-        case 16: name == "proxy-connection"
-        case 17: name == "transfer-encoding"
-        default: false
-        }
+        StoredFields.Role(name) == .hopByHop
     }
 
     /// Whether this field is removed before a response is stored: hop-by-hop; a field that hands a credential to
     /// the one caller who received it (RFC 6265 §3: a cookie is set for that user agent's session), so a stored
     /// response never replays it to another caller; or a field between a client and a proxy (RFC 9111 §3.1), which
-    /// concerns the connection through a proxy, not the resource.
+    /// concerns the connection through a proxy, not the resource. `name` is canonical (lower case).
     static func isNeverStored(_ name: String) -> Bool {
-        let isPerRecipient =
-            switch name.utf8.count {
-            case 10: name == "set-cookie"
-            case 11: name == "set-cookie2"
-            case 18: name == "proxy-authenticate"
-            case 19: name == "proxy-authorization"
-            case 25: name == "proxy-authentication-info"
-            default: false
-            }
-        return isPerRecipient || isHopByHop(name)
+        switch StoredFields.Role(name) {
+        case .hopByHop, .perRecipient: true
+        case .read, .other: false
+        }
     }
 
     /// Whether `other` holds the same stored response as this entry, received at the same time: the same entry,

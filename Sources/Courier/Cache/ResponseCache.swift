@@ -246,15 +246,19 @@ public actor ResponseCache {
     /// disk tier holds what memory evicted, memory what may not be written). Memory goes first, and takes the
     /// ticket that makes any write of these URLs still on its way to the disk stale.
     /// Stores an entry's fields (a complete response, without a disk tier) as the most recently used, boxed when a
-    /// lookup first returns them (see ``CacheStorage/Content``).
+    /// lookup first returns them (see
+    /// ``CacheStorage/insert(fields:byteCount:variesOnNothing:url:partition:replacing:)``).
     nonisolated func put(
         fields: consuming CachedResponse.Fields, url: URLText, _ partition: CachePartition, _ request: TransportRequest
     ) -> CacheStorage.Insertion {
         // Moved into storage, not copied: a copy retained each of the fields' references, and released them again.
+        let byteCount = fields.byteCount
+        let variesOnNothing = fields.varyNames.isEmpty
         var pending = Optional(fields)
         return state.withLock { state in
             let insertion = state.storage.insert(
-                .fields(pending.take().unsafelyUnwrapped), url: url, partition: partition, replacing: request.headers)
+                fields: &pending, byteCount: byteCount, variesOnNothing: variesOnNothing, url: url,
+                partition: partition, replacing: request.headers)
             state.counters.evictions += insertion.evicted
             if insertion.stored { state.counters.stores += 1 }
             return insertion

@@ -42,29 +42,38 @@ struct StoredFields {
         // A mark per field: a longer list (never seen from a real server) is filtered at once.
         guard fields.count <= UInt64.bitWidth else { return filtered(response, credentials: credentials) }
         for index in fields.indices {
-            // The name is read once, and a field is looked up among those gathered first: none of them is ever left
-            // out but as a credential, so for them only the policy is asked.
+            // The name is read and told apart once: what the cache does with the field follows from one match (a
+            // field read, one never stored, a hop-by-hop field, any other), then the credential policy is asked.
             let name = fields[index].canonicalName
-            if let gatheredName = Name(name) {
+            switch Role(name) {
+            case .read(let gatheredName):
+                // A field read is never left out but as a credential.
                 guard credentials.contains(canonicalName: name) else {
                     gathered.take(fields[index].value, as: gatheredName)
                     bytes += fields[index].name.utf8.count + fields[index].value.utf8.count
                     continue
                 }
-            } else if !CachedResponse.isRemoved(name, credentials) {
-                bytes += fields[index].name.utf8.count + fields[index].value.utf8.count
-                continue
-            }
-            // Only a hop-by-hop field is marked and left in the response kept: a cookie or a credential the server
-            // handed to one caller is not held by the cache at all, so the response is filtered. So is one whose
-            // `Connection` lists fields (other than `keep-alive`, which is never stored), since it removes them
-            // wherever they are, before or after it: the fields are then filtered first and gathered after.
-            if !CachedResponse.isHopByHop(name) || credentials.contains(canonicalName: name)
-                || (fields[index].hasName("connection") && !CachedResponse.isKeepAlive(fields[index].value))
-            {
                 return filtered(response, credentials: credentials)
+            case .other:
+                guard credentials.contains(canonicalName: name) else {
+                    bytes += fields[index].name.utf8.count + fields[index].value.utf8.count
+                    continue
+                }
+                return filtered(response, credentials: credentials)
+            case .perRecipient:
+                return filtered(response, credentials: credentials)
+            case .hopByHop:
+                // Only a hop-by-hop field is marked and left in the response kept: a cookie or a credential the server
+                // handed to one caller is not held by the cache at all, so the response is filtered. So is one whose
+                // `Connection` lists fields (other than `keep-alive`, which is never stored), since it removes them
+                // wherever they are, before or after it: the fields are then filtered first and gathered after.
+                if credentials.contains(canonicalName: name)
+                    || (fields[index].hasName("connection") && !CachedResponse.isKeepAlive(fields[index].value))
+                {
+                    return filtered(response, credentials: credentials)
+                }
+                removed |= 1 << UInt64(index)
             }
-            removed |= 1 << UInt64(index)
         }
         return (received: response, removed: removed, headerBytes: bytes, fields: gathered)
     }
@@ -83,7 +92,7 @@ struct StoredFields {
     /// Takes `field`'s value if it is one of the fields gathered.
     @inline(__always)
     private mutating func gather(_ field: HeaderFields.Field) {
-        if let name = Name(field.canonicalName) { take(field.value, as: name) }
+        if case .read(let name) = Role(field.canonicalName) { take(field.value, as: name) }
     }
 
     /// Takes `value`, the value of a field named `name`.
@@ -101,33 +110,71 @@ struct StoredFields {
         }
     }
 
-    /// The fields gathered, named by their canonical (lower-case) name.
-    private enum Name {
+    /// The fields gathered.
+    enum Name: Equatable {
         case cacheControl, age, vary, date, lastModified, expires, etag, contentRange
+    }
 
-        /// Matched by length first, then by name: a `switch` over the string literals alone compared each field's
-        /// name with each literal in turn, about 45 comparisons for nginx's eight fields. (A tuple pattern checks its
-        /// elements in order, so a name is compared only with the literals of its length.) Names of 13 bytes are
-        /// told apart by their first byte first: `accept-ranges`, which nginx sends, failed three comparisons of about
-        /// 80 instructions each. (A canonical name is lower case, as the literals are.)
-        init?(_ name: String) {
-            switch (name.utf8.count, name) {
-            case (3, "age"): self = .age
-            case (4, "date"): self = .date
-            case (4, "etag"): self = .etag
-            case (4, "vary"): self = .vary
-            case (7, "expires"): self = .expires
-            case (13, _): self.init(thirteenBytes: name)
-            default: return nil
+    /// What a cache does with a response field, told from its canonical (lower-case) name: one match answers what
+    /// ``StoredFields/Name``, ``CachedResponse/isNeverStored(_:)`` and ``CachedResponse/isHopByHop(_:)`` asked in
+    /// turn, each matching the name again (about 110 instructions a field of the eight nginx sends).
+    enum Role: Equatable {
+        /// A field the cache reads (``StoredFields``).
+        case read(Name)
+        /// A hop-by-hop field (RFC 9110 §7.6.1, RFC 9111 §3.1): neither stored nor forwarded.
+        case hopByHop
+        /// A field that hands a credential to the one caller who received it, or concerns a proxy: never stored
+        /// (see ``CachedResponse/isNeverStored(_:)``).
+        case perRecipient
+        /// Any other field: stored as it is.
+        case other
+
+        /// Matched by length first, then against the one to three names of that length: most fields have a length no
+        /// listed name has. (A `switch` over the string literals alone compared the name with each literal in turn.)
+        /// Names of 13 bytes are told apart by their first byte first: `accept-ranges`, which nginx sends, failed
+        /// three comparisons of about 80 instructions each.
+        @inline(__always)
+        init(_ name: String) {
+            switch name.utf8.count {
+            case 2: self = name == "te" ? .hopByHop : .other
+            case 3: self = name == "age" ? .read(.age) : .other
+            case 4:
+                if name == "date" {
+                    self = .read(.date)
+                } else if name == "etag" {
+                    self = .read(.etag)
+                } else {
+                    self = name == "vary" ? .read(.vary) : .other
+                }
+            case 7:
+                if name == "expires" {
+                    self = .read(.expires)
+                } else {
+                    self = name == "upgrade" || name == "trailer" ? .hopByHop : .other
+                }
+            case 10:
+                if name == "connection" || name == "keep-alive" {
+                    self = .hopByHop
+                } else {
+                    self = name == "set-cookie" ? .perRecipient : .other
+                }
+            case 11: self = name == "set-cookie2" ? .perRecipient : .other
+            case 13: self = Self(thirteenBytes: name)
+            case 16: self = name == "proxy-connection" ? .hopByHop : .other
+            case 17: self = name == "transfer-encoding" ? .hopByHop : .other
+            case 18: self = name == "proxy-authenticate" ? .perRecipient : .other
+            case 19: self = name == "proxy-authorization" ? .perRecipient : .other
+            case 25: self = name == "proxy-authentication-info" ? .perRecipient : .other
+            default: self = .other
             }
         }
 
-        private init?(thirteenBytes name: String) {
+        private init(thirteenBytes name: String) {
             switch name.utf8.first {
-            case UInt8(ascii: "l") where name == "last-modified": self = .lastModified
-            case UInt8(ascii: "c") where name == "cache-control": self = .cacheControl
-            case UInt8(ascii: "c") where name == "content-range": self = .contentRange
-            default: return nil
+            case UInt8(ascii: "l") where name == "last-modified": self = .read(.lastModified)
+            case UInt8(ascii: "c") where name == "cache-control": self = .read(.cacheControl)
+            case UInt8(ascii: "c") where name == "content-range": self = .read(.contentRange)
+            default: self = .other
             }
         }
     }

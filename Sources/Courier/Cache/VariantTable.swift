@@ -8,16 +8,23 @@
 /// for ever (a cache of ever-new URLs) never degrades.
 ///
 /// Kept at most half full; ``VariantIndex`` gives it room for a full cache up front.
+///
+/// The buckets are one array of mark, URL and slots: as three arrays, each write to a bucket checked three arrays'
+/// uniqueness and bounds, and a removal swapped two arrays' elements (about 150 instructions of an eviction).
 struct VariantTable {
-    /// Per bucket: the hash of the URL held (never `0`, see ``mark(of:)``), or `0` when the bucket is empty. Probing
-    /// reads these alone; a URL is compared only where its hash matches.
-    private var marks: [Int]
-    /// Per bucket: the URL held, or ``vacant``.
-    private var keys: [URLText]
-    /// Per bucket: the URL's slots, or none.
-    private var values: [VariantSlots]
+    private struct Bucket {
+        /// The hash of the URL held (never `0`, see ``mark(of:)``), or `0` when the bucket is empty. Probing reads
+        /// the marks; a URL is compared only where its hash matches.
+        var mark: Int
+        /// The URL held, or ``VariantTable/vacantURL``.
+        var url: URLText
+        /// The URL's slots, or none.
+        var slots: VariantSlots
+    }
+
+    private var buckets: [Bucket]
     /// What an empty bucket holds as its URL (never compared: its mark is `0`).
-    private let vacant = URLText("")
+    private let vacantURL = URLText("")
     /// Number of URLs held.
     private(set) var count = 0
 
@@ -25,35 +32,36 @@ struct VariantTable {
     init(room urls: Int = 0) {
         var capacity = 16
         while capacity < 2 * urls { capacity *= 2 }
-        marks = Array(repeating: 0, count: capacity)
-        keys = Array(repeating: vacant, count: capacity)
-        values = Array(repeating: VariantSlots(), count: capacity)
+        buckets = []
+        buckets = Array(repeating: vacantBucket, count: capacity)
     }
+
+    private var vacantBucket: Bucket { Bucket(mark: 0, url: vacantURL, slots: VariantSlots()) }
 
     var isEmpty: Bool { count == 0 }
 
     /// How many buckets the table has: it holds half as many URLs before it grows.
-    var capacity: Int { marks.count }
+    var capacity: Int { buckets.count }
 
     /// The slots stored for `url`.
     subscript(url: URLText) -> VariantSlots? {
         guard case .found(let index) = find(url) else { return nil }
-        return values[index]
+        return buckets[index].slots
     }
 
     /// The URLs held, in no particular order.
-    var urls: [URLText] { marks.indices.filter { marks[$0] != 0 }.map { keys[$0] } }
+    var urls: [URLText] { buckets.filter { $0.mark != 0 }.map(\.url) }
 
     /// The slot lists held, in no particular order.
-    var allSlots: [VariantSlots] { marks.indices.filter { marks[$0] != 0 }.map { values[$0] } }
+    var allSlots: [VariantSlots] { buckets.filter { $0.mark != 0 }.map(\.slots) }
 
     /// Calls `body` with the slots stored for `url` (empty when there are none), in one lookup, then keeps what it
     /// leaves: the URL is added when it had none and now has some, removed when it is left with none.
     mutating func modify<Result>(_ url: URLText, _ body: (inout VariantSlots) -> Result) -> Result {
         switch find(url) {
         case .found(let index):
-            let result = body(&values[index])
-            if values[index].isEmpty { remove(at: index) }
+            let result = body(&buckets[index].slots)
+            if buckets[index].slots.isEmpty { remove(at: index) }
             return result
         case .vacant(let index):
             var slots = VariantSlots()
@@ -77,7 +85,7 @@ struct VariantTable {
         case vacant(Int)
     }
 
-    private var mask: Int { marks.count - 1 }
+    private var mask: Int { buckets.count - 1 }
 
     /// What a bucket holding `url` is marked with: its hash, moved off `0`, which marks an empty bucket.
     private static func mark(of url: URLText) -> Int {
@@ -87,24 +95,22 @@ struct VariantTable {
     private func find(_ url: URLText) -> Probe {
         let mark = Self.mark(of: url)
         var index = mark & mask
-        while marks[index] != 0 {
-            if marks[index] == mark, keys[index] == url { return .found(index) }
+        while buckets[index].mark != 0 {
+            if buckets[index].mark == mark, buckets[index].url == url { return .found(index) }
             index = (index + 1) & mask
         }
         return .vacant(index)
     }
 
     private mutating func put(_ url: URLText, _ slots: VariantSlots, at index: Int) {
-        marks[index] = Self.mark(of: url)
-        keys[index] = url
-        values[index] = slots
+        buckets[index] = Bucket(mark: Self.mark(of: url), url: url, slots: slots)
         count += 1
     }
 
     /// Puts a URL not held yet; the table has room.
     private mutating func insert(_ url: URLText, _ slots: VariantSlots) {
         var index = Self.mark(of: url) & mask
-        while marks[index] != 0 { index = (index + 1) & mask }
+        while buckets[index].mark != 0 { index = (index + 1) & mask }
         put(url, slots, at: index)
     }
 
@@ -114,30 +120,23 @@ struct VariantTable {
     private mutating func remove(at index: Int) {
         var hole = index
         var next = (index + 1) & mask
-        while marks[next] != 0 {
-            let home = marks[next] & mask
+        while buckets[next].mark != 0 {
+            let home = buckets[next].mark & mask
             let staysPut = hole <= next ? (hole < home && home <= next) : (hole < home || home <= next)
             if !staysPut {
-                marks[hole] = marks[next]
-                keys.swapAt(hole, next)
-                values.swapAt(hole, next)
+                buckets.swapAt(hole, next)
                 hole = next
             }
             next = (next + 1) & mask
         }
-        marks[hole] = 0
-        keys[hole] = vacant
-        values[hole] = VariantSlots()
+        buckets[hole] = vacantBucket
         count -= 1
     }
 
     private mutating func grow() {
-        let (oldMarks, oldKeys, oldValues) = (marks, keys, values)
-        let capacity = oldMarks.count * 2
-        marks = Array(repeating: 0, count: capacity)
-        keys = Array(repeating: vacant, count: capacity)
-        values = Array(repeating: VariantSlots(), count: capacity)
+        let old = buckets
+        buckets = Array(repeating: vacantBucket, count: old.count * 2)
         count = 0
-        for index in oldMarks.indices where oldMarks[index] != 0 { insert(oldKeys[index], oldValues[index]) }
+        for bucket in old where bucket.mark != 0 { insert(bucket.url, bucket.slots) }
     }
 }

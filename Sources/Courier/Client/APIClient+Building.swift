@@ -24,8 +24,9 @@ extension APIClient {
         }
         // A URL the client built on its base is not parsed here (see ``RecentURLs/Entry``): only an absolute one, whose
         // origin decides what it may receive, is read as a `URL`.
-        let isAbsolute = URLBuilder.isAbsolute(request.path)
-        // (An absolute URL is always parsed, into an entry: never a first sight.)
+        // (An absolute URL is always parsed, into an entry: never a first sight, whose path is not read again.)
+        let isAbsolute: Bool
+        if case .firstSight = target { isAbsolute = false } else { isAbsolute = URLBuilder.isAbsolute(request.path) }
         let isTrusted: Bool
         if isAbsolute, case .entry(let entry, _) = target {
             isTrusted = scope.trusts(entry.url)
@@ -36,7 +37,8 @@ extension APIClient {
         headers.addMissing(
             from: isTrusted || request.sendsCredentialsToAnyOrigin ? configuration.headers : scope.untrustedHeaders)
         var body: Data?
-        switch request.body {
+        // Most requests have no body: settled without copying the payload out (an outlined copy of the enum).
+        switch request.hasBody ? request.body : nil {
         case nil:
             break
         case .data(let data, let contentType)?:
@@ -59,16 +61,20 @@ extension APIClient {
             }
         }
         try headers.validate()
-        var built =
-            switch target {
-            case .entry(let entry, _):
-                TransportRequest(
-                    method: request.method, target: entry, headers: headers, body: body, credentials: scope.credentials)
-            case .firstSight(let text):
-                TransportRequest(
-                    method: request.method, unparsed: text, headers: headers, body: body, credentials: scope.credentials
-                )
-            }
+        // The target is taken apart once, as it is consumed: matched again below, it was copied out (a retain of its
+        // URL) and destroyed after. A plain `GET` is kept for reuse from its URL's second call: a URL called once (a
+        // new query each time) does not pay for keeping it.
+        var built: TransportRequest
+        var keptFor: RecentURLs.Entry?
+        switch consume target {
+        case .entry(let entry, let isKnown):
+            built = TransportRequest(
+                method: request.method, target: entry, headers: headers, body: body, credentials: scope.credentials)
+            if isPlainGET, isKnown { keptFor = entry }
+        case .firstSight(let text):
+            built = TransportRequest(
+                method: request.method, unparsed: text, headers: headers, body: body, credentials: scope.credentials)
+        }
         if let upload { built.streamedBody = upload }
         built.redirectPolicy = request.redirectPolicy ?? configuration.redirectPolicy
         // No credential in clear text to another machine (its own, the defaults', the token to come); for a relative
@@ -77,11 +83,7 @@ extension APIClient {
             try scope.refuseCleartextCredentials(
                 in: built, exposed: true, authorized: willAuthorize(request, isTrusted: isTrusted))
         }
-        // A plain `GET` is kept for reuse from its URL's second call: a URL called once (a new query each time) does
-        // not pay for keeping it.
-        guard isPlainGET, case .entry(let entry, isKnown: true) = target else {
-            return BuiltRequest(request: built, isTrusted: isTrusted)
-        }
+        guard let entry = keptFor else { return BuiltRequest(request: built, isTrusted: isTrusted) }
         let plain = RecentURLs.PlainGET(
             request: built, isTrusted: isTrusted,
             sharingKey: RequestKey(

@@ -21,8 +21,9 @@ enum URLComposer {
         return String(unsafeUninitializedCapacity: capacity) { buffer in
             var writer = Writer(buffer: buffer)
             writer.copy(first)
-            writer.copy(second)
-            writer.copy(third)
+            // Most URLs have no separator to add, and many no third piece: an empty one is not visited.
+            if !second.isEmpty { writer.copy(second) }
+            if !third.isEmpty { writer.copy(third) }
             for (index, item) in query.enumerated() {
                 writer.append(index > 0 || writer.hasQuestionMark ? UInt8(ascii: "&") : UInt8(ascii: "?"))
                 writer.escape(item.name)
@@ -64,7 +65,8 @@ enum URLComposer {
             var text = text
             text.withUTF8 { bytes in
                 guard let source = bytes.baseAddress, let target = buffer.baseAddress else { return }
-                if !hasQuestionMark { hasQuestionMark = bytes.contains(UInt8(ascii: "?")) }
+                // `memchr` scans a word at a time: `contains` took about four instructions a byte of the base URL.
+                if !hasQuestionMark { hasQuestionMark = memchr(source, Int32(UInt8(ascii: "?")), bytes.count) != nil }
                 (target + count).initialize(from: source, count: bytes.count)
                 count += bytes.count
             }
