@@ -160,6 +160,8 @@ enum Freshness {
         return timing.freshnessLifetime > 0 || timing.lastModifiedIsValid
     }
 
+    /// Whether a stale `entry` may be served at all (§4.2.4): not when the server said `must-revalidate` or
+    /// `no-cache`.
     static func mayServeStale(_ entry: CachedResponse) -> Bool {
         !entry.directives.mustRevalidate && !entry.directives.noCache
     }

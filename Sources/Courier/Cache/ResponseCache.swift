@@ -242,9 +242,6 @@ public actor ResponseCache {
         return insertion
     }
 
-    /// Removes every entry for `urls` from both tiers; returns how many, counted in the tier that held more (the
-    /// disk tier holds what memory evicted, memory what may not be written). Memory goes first, and takes the
-    /// ticket that makes any write of these URLs still on its way to the disk stale.
     /// Stores an entry's fields (a complete response, without a disk tier) as the most recently used, boxed when a
     /// lookup first returns them (see
     /// ``CacheStorage/insert(fields:byteCount:variesOnNothing:url:partition:replacing:)``).
@@ -265,6 +262,9 @@ public actor ResponseCache {
         }
     }
 
+    /// Removes every entry for `urls` from both tiers; returns how many, counted in the tier that held more (the
+    /// disk tier holds what memory evicted, memory what may not be written). Memory goes first, and takes the
+    /// ticket that makes any write of these URLs still on its way to the disk stale.
     @discardableResult
     nonisolated func removeAll(urls: [String]) -> Int {
         let (fromMemory, ticket) = state.withLock { state in

@@ -32,8 +32,7 @@ struct VariantTable {
     init(room urls: Int = 0) {
         var capacity = 16
         while capacity < 2 * urls { capacity *= 2 }
-        buckets = []
-        buckets = Array(repeating: vacantBucket, count: capacity)
+        buckets = Array(repeating: Bucket(mark: 0, url: vacantURL, slots: VariantSlots()), count: capacity)
     }
 
     private var vacantBucket: Bucket { Bucket(mark: 0, url: vacantURL, slots: VariantSlots()) }
