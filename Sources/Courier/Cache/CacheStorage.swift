@@ -102,6 +102,8 @@ struct CacheStorage {
     /// URL → partition → slots of the stored variants, in the order they were stored.
     private var index = VariantIndex()
     private var lastNodeID: UInt64 = 0
+    /// How many entries were ever stored: every entry that is stored, in whatever way, takes the next node id.
+    var insertions: UInt64 { lastNodeID }
     /// Number of stored entries.
     private(set) var count = 0
     /// Sum of ``CachedResponse/byteCount`` over the stored entries.

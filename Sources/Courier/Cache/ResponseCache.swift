@@ -64,6 +64,8 @@ public actor ResponseCache {
     struct State {
         var storage: CacheStorage
         var counters = Statistics()
+        /// The misses counted for lookups a ``NothingStored`` proof made unnecessary (also in `counters.misses`).
+        var provenMisses = 0
     }
 
     nonisolated let state: Locked<State>
@@ -129,13 +131,23 @@ public actor ResponseCache {
     nonisolated func lookupNow(_ request: TransportRequest, partition: String?, policy: CachePolicy, now: Date)
         -> CacheLookup
     {
+        var proof = NothingStored.unproven
+        return lookupNow(request, partition: partition, policy: policy, now: now, nothingStored: &proof)
+    }
+
+    /// ``lookupNow(_:partition:policy:now:)``, which also sets `nothingStored` when it found nothing at all stored for
+    /// the request's URL and partition (see ``NothingStored``).
+    nonisolated func lookupNow(
+        _ request: TransportRequest, partition: String?, policy: CachePolicy, now: Date,
+        nothingStored: inout NothingStored
+    ) -> CacheLookup {
         guard CacheLookup.isServable(request), policy != .reloadIgnoringCache else {
             return policy == .onlyIfCached ? .unsatisfiable : .miss
         }
         let url = request.urlText
         let directives = Freshness.requestDirectives(request.headers)
         let partition = CachePartition(identity: partition, request: request)
-        return decide(url: url, partition: partition, request, directives, policy, now)
+        return decide(url: url, partition: partition, request, directives, policy, now, nothingStored: &nothingStored)
     }
 
     // MARK: Critical Sections
@@ -169,14 +181,17 @@ public actor ResponseCache {
 
     nonisolated func decide(
         url: URLText, partition: CachePartition, _ request: TransportRequest, _ directives: CacheControl,
-        _ policy: CachePolicy, _ now: Date
+        _ policy: CachePolicy, _ now: Date, nothingStored: inout NothingStored
     ) -> CacheLookup {
         // Without a disk tier, a URL with nothing stored is a miss (or `unsatisfiable`) whatever the request: counted
         // in the lookup's own critical section, where a second one only to count it cost about 150 instructions of
         // every call to a new URL.
         let found = state.withLock { state in
             let found = state.storage.unvariedEntry(url: url, partition: partition)
-            if case .none = found, disk == nil { state.counters.misses += 1 }
+            if case .none = found, disk == nil {
+                state.counters.misses += 1
+                nothingStored = NothingStored(insertions: state.storage.insertions)
+            }
             return found
         }
         if case .none = found, disk == nil {

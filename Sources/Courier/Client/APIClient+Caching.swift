@@ -21,13 +21,15 @@ extension APIClient {
         let request = adapted.request
         let now = configuration.currentDate()
         let freshness = defaultFreshness ?? configuration.defaultFreshness
-        func send(_ outgoing: TransportRequest, _ record: Outgoing.Record, fallback: CachedResponse? = nil) -> CachePlan
-        {
+        func send(
+            _ outgoing: TransportRequest, _ record: Outgoing.Record, fallback: CachedResponse? = nil,
+            nothingStored: NothingStored = .unproven
+        ) -> CachePlan {
             let standIn = fallback.map { Fallback(entry: $0, atAnyAge: policy == .returnCacheWhenOffline) }
             return .send(
                 Outgoing(
-                    request: outgoing, record: record, fallback: standIn, requestTime: now, defaultFreshness: freshness)
-            )
+                    request: outgoing, record: record, fallback: standIn, requestTime: now, defaultFreshness: freshness,
+                    nothingStored: nothingStored))
         }
         guard let cache = configuration.cache else {
             if policy == .onlyIfCached { throw .notCached(request.url) }
@@ -39,7 +41,9 @@ extension APIClient {
             let storesUnder: String?? = adapted.isPrivate ? .none : .some(partition)
             return send(request, request.method.isSafe ? .nothing : .invalidate(request, partition: storesUnder))
         }
-        let lookup = cache.lookupNow(request, partition: partition, policy: policy, now: now)
+        var nothingStored = NothingStored.unproven
+        let lookup = cache.lookupNow(
+            request, partition: partition, policy: policy, now: now, nothingStored: &nothingStored)
         if CacheLookup.isServable(request) { recordLookup(lookup, now: now, id: id) }
         let store = Outgoing.Record.store(lookup: request, partition: partition, validating: nil)
         switch lookup {
@@ -50,7 +54,7 @@ extension APIClient {
         case .unsatisfiable:
             throw .notCached(request.url)
         case .miss:
-            return send(request, store)
+            return send(request, store, nothingStored: nothingStored)
         case .staleWhileRevalidate(let entry, let revalidation):
             let record = Outgoing.Record.store(lookup: request, partition: partition, validating: entry)
             let outgoing = Outgoing(

@@ -34,6 +34,32 @@ extension APIClient {
         return Joining(key: key, sighting: sighting, request: outgoing.request)
     }
 
+    /// The flight a call may join before it asks the cache: its request's flight is in the air, the lookup of the
+    /// flight's leader found nothing at all stored for it (``NothingStored``), nothing has been stored in the cache since,
+    /// and the call's own lookup would then be a plain miss (a `GET` without conditional fields, `Cache-Control` or a
+    /// policy that reads the cache differently). That lookup is skipped, and its miss counted as if it had run; the
+    /// call then joins on the same conditions as ``joining(_:_:_:)``.
+    ///
+    /// `flightSeen` is set to `false` when no flight for the request is in the air: the call leads, and its route need
+    /// not look again after the lookup (a flight that starts meanwhile is joined when the call registers).
+    @inline(never)  // its temporaries stay on the thread's stack, off the async frame of the caller's `send`
+    func joiningWithoutALookup(_ request: RequestFields, _ adapted: Adapted, flightSeen: inout Bool) -> Joining? {
+        guard let cache = configuration.cache, let key = adapted.sharingKey else { return nil }
+        guard let (sighting, note) = coalescer.notedSighting(of: key) else {
+            flightSeen = false
+            return nil
+        }
+        guard note != 0, !adapted.isPrivate, request.streamed == nil,
+            request.cachePolicy != .onlyIfCached, request.cachePolicy != .reloadIgnoringCache,
+            CacheLookup.missesPlainly(adapted.request), !instrumentation.isListening,
+            mayShare(adapted.request, policy: request.coalescing),
+            cache.countMiss(ifStill: NothingStored(note: note))
+        else { return nil }
+        // The lookup's own count, as ``recordLookup(_:now:id:)`` makes it (nobody listens for its event).
+        instrumentation.count(.cacheMiss)
+        return Joining(key: key, sighting: sighting, request: adapted.request)
+    }
+
     /// Step 5 for a call that joins a flight in the air (``joining(_:_:_:)``), then step 6: the flight's exchange as
     /// this caller got it, status checked. The caller keeps its own cancellation and its own deadline, counted from
     /// `start`, when the call started, on the flight's one timer.

@@ -208,6 +208,16 @@ public final class APIClient: Sendable {
         // 1. Build the request: bad input fails here, and nothing is sent.
         let prepared = try prepare(request)
         let adapted = Adapted(unadapted: prepared.request, request: prepared.request, sharingKey: prepared.sharingKey)
+        // A flight in the air whose leader's lookup found nothing stored answers for the cache while nothing has been
+        // stored since; with no flight in the air, the call leads, and need not look for one again below.
+        var joining = joining
+        if joining, configuration.cache != nil {
+            if !coalescer.mayHaveFlights {
+                joining = false
+            } else if let joined = joiningWithoutALookup(request, adapted, flightSeen: &joining) {
+                return .join(joined)
+            }
+        }
         // 3. The cache answers, or says what to send and how to record the answer.
         return try plannedRoute(
             request, adapted, limits: limits(of: request), authorization: nil, id: id, decoding: shared,

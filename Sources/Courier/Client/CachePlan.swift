@@ -45,6 +45,9 @@ struct Outgoing: Sendable {
     var requestTime: Date
     /// How long a response that names no lifetime stays fresh: the request's, else the client's.
     var defaultFreshness: Duration? = nil
+    /// Whether the lookup found nothing at all stored for the request: a flight that sends this keeps the proof, and
+    /// its joiners skip their own lookup while it holds (``NothingStored``).
+    var nothingStored = NothingStored.unproven
 
     /// Whether the answer is recorded at all; without a cache, or for a private call, there is nothing to record.
     var changesTheCache: Bool {

@@ -67,6 +67,9 @@ extension Call: FlightOperation, EventAttributing {
     /// What is left of the call, and its next wait (``APIClient/waitBound(for:)``).
     func waitBound() -> WaitBound? { client.waitBound(for: self) }
 
+    /// Its cache lookup's proof that nothing was stored for its request, for those who would join its flight.
+    var flightNote: UInt64 { outgoing.nothingStored.note }
+
     /// The caller the flight's events belonged to left: they go to the caller with id `owner` from now on, or
     /// nowhere when no caller is left (a call's events end with its last event).
     func attributeEvents(to owner: UInt64?, generation: UInt64) {

@@ -1,3 +1,5 @@
+import Synchronization
+
 /// The task a flight runs in. Its operation never throws (the outcome goes to the waiters), but it is declared as
 /// throwing: `Task.immediate` wraps a non-throwing operation in one more async function, a frame allocated and an
 /// executor checked on every flight.
@@ -31,6 +33,9 @@ struct FlightTable<Key: Hashable & Sendable, Value: Sendable> {
         /// The bounds of its waiters that have one; `nil` for a flight without any. Kept in the flight, so that a joiner
         /// adds its bound in the same access that adds it, without a second lookup.
         var bounds: Bounds? = nil
+        /// What its leader's operation noted for those who look at the flight (``FlightOperation/flightNote``); `0`
+        /// for nothing.
+        var note: UInt64 = 0
     }
 
     /// Whose caller a flight's events belong to from now on, to hand to its operation after the critical section and
@@ -208,7 +213,9 @@ struct FlightTable<Key: Hashable & Sendable, Value: Sendable> {
     /// key (a burst of callers of one key is what a coalescer is for) finds it by comparing keys, without looking its
     /// key up. (Measured again once `RequestKey._rawHashValue(seed:)` had made hashing cheap: the look costs a joiner
     /// 111 instructions with this and about 310 without, in the dictionary's probe and the key's comparison.)
-    private var lastSighting: (key: Key, sighting: Sighting)?
+    private var lastSighting: (key: Key, sighting: Sighting, note: UInt64)?
+    /// How many flights are in the table, for callers who read it without the table's lock (``FlightCensus``).
+    let census = FlightCensus()
     /// Kept alongside `flights` so the waiter count is O(1) instead of a sum over every flight.
     private(set) var waiting = 0
     /// Number of times a flight reported its outcome, including stale reports from abandoned flights.
@@ -223,7 +230,7 @@ struct FlightTable<Key: Hashable & Sendable, Value: Sendable> {
     /// `tag` names the caller for its flight's events (a call id); `attributing` is kept when the caller leads.
     mutating func register(
         _ waiter: Waiter, id waiterID: UInt64, tag: UInt64 = 0, for key: Key, isCancelled: Bool,
-        attributing: @autoclosure () -> (any EventAttributing)? = nil
+        attributing: @autoclosure () -> (any EventAttributing)? = nil, note: UInt64 = 0
     ) -> (Registration, Attribution?) {
         // Checked under the lock: a cancellation that lands after this point finds the waiter registered, because
         // the cancellation handler takes the same lock.
@@ -235,11 +242,23 @@ struct FlightTable<Key: Hashable & Sendable, Value: Sendable> {
             return Self.join(&flights.values[index], waiter, id: waiterID, tag: tag)
         }
         let flightID = waiterID
-        layout &+= 1
+        flightAdded()
         flights[key] = Flight(
             id: flightID, task: nil, waiters: Waiters(first: waiterID, waiter, tag: tag), attributing: attributing(),
-            owner: tag)
+            owner: tag, note: note)
         return (.lead(flightID: flightID), nil)
+    }
+
+    /// Called just before a flight is added to `flights`.
+    private mutating func flightAdded() {
+        layout &+= 1
+        census.flights.add(1, ordering: .relaxed)
+    }
+
+    /// Called just before a flight is removed from `flights`.
+    private mutating func flightRemoved() {
+        layout &+= 1
+        census.flights.subtract(1, ordering: .relaxed)
     }
 
     /// Where a look found the flight for a key: a caller that joins it soon after finds it again without hashing the key,
@@ -252,12 +271,18 @@ struct FlightTable<Key: Hashable & Sendable, Value: Sendable> {
     /// Where the flight for `key` is in the table, or `nil` when there is none; an empty table answers without hashing
     /// the key, and so does the flight the last look found, while the table's layout is unchanged.
     mutating func sighting(of key: Key) -> Sighting? {
+        notedSighting(of: key)?.sighting
+    }
+
+    /// ``sighting(of:)``, with what the flight's leader noted on it (``Flight/note``).
+    mutating func notedSighting(of key: Key) -> (sighting: Sighting, note: UInt64)? {
         guard !flights.isEmpty else { return nil }
-        if let last = lastSighting, last.key == key { return last.sighting }
+        if let last = lastSighting, last.key == key { return (last.sighting, last.note) }
         guard let index = flights.index(forKey: key) else { return nil }
         let sighting = Sighting(index: index, layout: layout)
-        lastSighting = (key, sighting)
-        return sighting
+        let note = Self.note(of: &flights.values[index])
+        lastSighting = (key, sighting, note)
+        return (sighting, note)
     }
 
     /// Adds a waiter to the flight for `key`, as ``register(_:id:tag:for:isCancelled:attributing:)`` does, but never
@@ -320,6 +345,8 @@ struct FlightTable<Key: Hashable & Sendable, Value: Sendable> {
 
     private static func id(of flight: inout Flight) -> UInt64 { flight.id }
 
+    private static func note(of flight: inout Flight) -> UInt64 { flight.note }
+
     /// Adds a joiner to `flight`, in one access to the flight: each read of a field through the dictionary's values
     /// would copy the whole flight.
     private static func join(_ flight: inout Flight, _ waiter: Waiter, id waiterID: UInt64, tag: UInt64)
@@ -362,7 +389,7 @@ struct FlightTable<Key: Hashable & Sendable, Value: Sendable> {
         // An abandoned flight was removed when its last waiter left, and the key may now belong to a newer flight:
         // only the flight that is still in the table may remove the entry or resolve its waiters.
         guard let index = flights.index(forKey: key), id(at: index) == flightID else { return nil }
-        layout &+= 1
+        flightRemoved()
         let flight = flights.remove(at: index).value
         waiting -= flight.waiters.count
         // The waiters are handed back as they are stored: copying them into an array would allocate once per flight.
@@ -448,7 +475,7 @@ struct FlightTable<Key: Hashable & Sendable, Value: Sendable> {
             flightBounds.joinedHead = 0
         }
         if policy == .cancel, flights.values[index].waiters.isEmpty {
-            layout &+= 1
+            flightRemoved()
             expiry.abandoned = flights.remove(at: index).value.task
             return expiry
         }
@@ -480,11 +507,20 @@ struct FlightTable<Key: Hashable & Sendable, Value: Sendable> {
             return (waiter, nil, nil, attribution)
         }
         // Remove before cancelling so a caller arriving next starts a fresh flight instead of joining a dying one.
-        layout &+= 1
+        flightRemoved()
         let flight = flights.remove(at: index).value
         return (waiter, flight.task, flight.bounds?.timer, attribution)
     }
 
     /// Below this many deadlines a flight's heap is never compacted.
     static var compactionFloor: Int { 64 }
+}
+
+/// How many flights a ``FlightTable`` holds, readable without the table's lock: most calls find no flight in the air, and
+/// a look that reads `0` here returns at once instead of taking the lock. A count read while a flight is being added
+/// may be stale; a caller that misses a flight that way leads its own call and joins the flight when it registers
+/// (``RequestCoalescer/run(_:tag:operation:)`` joins a flight it finds).
+final class FlightCensus: Sendable {
+    /// Changed under the table's lock, read without it.
+    let flights = Atomic<Int>(0)
 }

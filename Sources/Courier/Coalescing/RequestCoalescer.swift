@@ -42,7 +42,9 @@ public actor RequestCoalescer<Key: Hashable & Sendable, Value: Sendable> {
     private typealias Table = FlightTable<Key, Value>
 
     private nonisolated let policy: AbandonmentPolicy
-    private nonisolated let table = Locked(Table())
+    private nonisolated let table: Locked<Table>
+    /// The table's count of flights, read without its lock (``FlightCensus``).
+    private nonisolated let census: FlightCensus
     /// Where waiter ids come from (and, through their leaders, flight ids): an atomic counter, so that a caller
     /// takes the table's lock once to join rather than twice. Under load every lock a joiner takes is one its
     /// thread may be preempted holding, while the other callers wait.
@@ -65,6 +67,9 @@ public actor RequestCoalescer<Key: Hashable & Sendable, Value: Sendable> {
     public init(whenAbandoned policy: AbandonmentPolicy = .cancel) {
         self.policy = policy
         self.joinTimeouts = nil
+        let table = Table()
+        self.census = table.census
+        self.table = Locked(table)
     }
 
     /// A coalescer whose joiners' deadlines (``join(_:at:tag:deadline:)``) are kept on `joinTimeouts.scheduler` and end
@@ -72,6 +77,9 @@ public actor RequestCoalescer<Key: Hashable & Sendable, Value: Sendable> {
     init(whenAbandoned policy: AbandonmentPolicy = .cancel, joinTimeouts: JoinTimeouts) {
         self.policy = policy
         self.joinTimeouts = joinTimeouts
+        let table = Table()
+        self.census = table.census
+        self.table = Locked(table)
     }
 
     /// Number of flights currently in the table (for diagnostics and tests).
@@ -178,7 +186,19 @@ public actor RequestCoalescer<Key: Hashable & Sendable, Value: Sendable> {
     /// ``join(_:at:tag:deadline:)`` it without building the work it would run as a leader. A snapshot: the flight may
     /// land before the caller joins.
     nonisolated func sighting(of key: Key) -> Sighting? {
-        table.withLock { $0.sighting(of: key) }
+        // Most calls lead: an empty table answers without its lock.
+        guard mayHaveFlights else { return nil }
+        return table.withLock { $0.sighting(of: key) }
+    }
+
+    /// Whether any flight may be in the air, read without the table's lock: `false` when none was a moment ago (a
+    /// caller that finds none leads, and joins a flight that starts meanwhile when it registers).
+    nonisolated var mayHaveFlights: Bool { census.flights.load(ordering: .relaxed) > 0 }
+
+    /// ``sighting(of:)``, with what the flight's leader noted on it (``FlightOperation/flightNote``).
+    nonisolated func notedSighting(of key: Key) -> (sighting: Sighting, note: UInt64)? {
+        guard mayHaveFlights else { return nil }
+        return table.withLock { $0.notedSighting(of: key) }
     }
 
     /// Joins the flight for `key` as ``run(_:tag:operation:)`` does, but never leads one: `nil` when there is no flight
@@ -286,7 +306,7 @@ public actor RequestCoalescer<Key: Hashable & Sendable, Value: Sendable> {
         let (registration, attribution) = table.withLock { table in
             let (registration, attribution) = table.register(
                 waiter, id: waiterID, tag: tag, for: key, isCancelled: Task.isCancelled,
-                attributing: operation.eventAttribution)
+                attributing: operation.eventAttribution, note: operation.flightNote)
             if case .joined(let flightID) = registration, let bound, let limit = bound.joining {
                 addDeadline(&table, bound, limit, key: key, flightID: flightID, waiterID: waiterID)
             }
@@ -470,6 +490,11 @@ protocol FlightOperation<Value>: Sendable {
     /// How long the caller that passes this operation waits for the flight it leads or joins; `nil`, the default,
     /// for no bound. Asked once per caller, when it registers, outside the coalescer's lock.
     func waitBound() -> WaitBound?
+
+    /// What a caller that looks at the flight this operation leads reads back (``RequestCoalescer/notedSighting(of:)``);
+    /// `0`, the default, for nothing. The client notes that its leader's cache lookup found nothing stored
+    /// (``NothingStored``).
+    var flightNote: UInt64 { get }
 }
 
 extension FlightOperation {
@@ -478,6 +503,9 @@ extension FlightOperation {
 
     /// Nothing to attribute: the flight emits no events of its own.
     var eventAttribution: (any EventAttributing)? { nil }
+
+    /// Nothing noted.
+    var flightNote: UInt64 { 0 }
 }
 
 /// The events of a flight, which belong to one of its callers at a time (see ``FlightOperation/eventAttribution``).
