@@ -44,7 +44,7 @@ public actor RequestCoalescer<Key: Hashable & Sendable, Value: Sendable> {
     private nonisolated let policy: AbandonmentPolicy
     private nonisolated let table: Locked<Table>
     /// The table's count of flights, read without its lock (``FlightCensus``).
-    private nonisolated let census: FlightCensus
+    nonisolated let census: FlightCensus
     /// Where waiter ids come from (and, through their leaders, flight ids): an atomic counter, so that a caller
     /// takes the table's lock once to join rather than twice. Under load every lock a joiner takes is one its
     /// thread may be preempted holding, while the other callers wait.

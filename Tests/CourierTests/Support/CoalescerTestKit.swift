@@ -1,4 +1,5 @@
-import Courier
+@testable import Courier
+import Synchronization
 import Testing
 
 /// Coordination tools for the `RequestCoalescer` tests: gates, counters and bounded polling, so no test sleeps.
@@ -128,5 +129,7 @@ enum CoalescerTestKit {
     ) async {
         #expect(await coalescer.flightCount == 0, sourceLocation: sourceLocation)
         #expect(await coalescer.waiterCount == 0, sourceLocation: sourceLocation)
+        // The count read without the lock went down once for every flight that went up, whichever way it ended.
+        #expect(coalescer.census.flights.load(ordering: .relaxed) == 0, sourceLocation: sourceLocation)
     }
 }
