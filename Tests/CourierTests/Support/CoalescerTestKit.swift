@@ -1,6 +1,7 @@
-@testable import Courier
 import Synchronization
 import Testing
+
+@testable import Courier
 
 /// Coordination tools for the `RequestCoalescer` tests: gates, counters and bounded polling, so no test sleeps.
 ///
