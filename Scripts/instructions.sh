@@ -17,6 +17,8 @@
 #   data-hit      APIRequest<Data>, fresh hit (max-age=3600)         nothing is sent
 #   decoded-hit   APIRequest<SampleItem> (221 bytes of JSON), fresh hit
 #   joiners       rounds of 1,000 concurrent APIRequest<SampleItem> callers of one key, cache off; per caller
+#   cached-joiners the same rounds with the default cache and a `no-store` answer: the leader's lookup finds nothing
+#                 stored, so each joiner skips its own (checked: one looked-up miss per round, the rest proven)
 #   actor-joiners for scale, not a threshold: the same rounds through the coalescing report's "actor + [String: Task]"
 #                 baseline, whose shared task fetches from the same transport and decodes once
 # The harness checks afterwards that every call took the path it is named for (upstream calls, hits, joiners), and
@@ -32,7 +34,7 @@
 #                                dropped in the loop, less the loop itself; about 1 malloc). `APIRequest.get` is
 #                                Courier's and stays counted.
 #       data-hit, decoded-hit    minus "loop": the same loop with a body that does nothing
-#       joiners                  minus "empty-tasks": the same rounds of 1,000 tasks, which do not call Courier
+#       joiners, cached-joiners  minus "empty-tasks": the same rounds of 1,000 tasks, which do not call Courier
 #     The request value is built once, outside the loop; `send` and everything it does is counted.
 #   - Mallocs: the harness runs each scenario again without valgrind, with ordo-one's malloc interposer preloaded,
 #     and counts the mallocs of the N measured iterations in-process (same baselines subtracted).
@@ -108,6 +110,7 @@ data-hit 1000
 decoded-hit 1000
 empty-tasks 1
 joiners 1
+cached-joiners 1
 actor-joiners 1"
 
 # One callgrind run; its total goes to $out/NAME.ITERATIONS.ir.
@@ -147,9 +150,9 @@ import json, os, sys
 
 out, mode, path = os.environ["OUT"], os.environ["MODE"], os.environ["THRESHOLDS"]
 CALLERS = 1000  # per round of empty-tasks and joiners
-rounds = {"empty-tasks", "joiners", "actor-joiners"}
+rounds = {"empty-tasks", "joiners", "cached-joiners", "actor-joiners"}
 baseline = {"cache-off": "transport", "uncacheable": "transport", "distinct-stored": "transport", "data-hit": "loop", "decoded-hit": "loop",
-            "joiners": "empty-tasks"}
+            "joiners": "empty-tasks", "cached-joiners": "empty-tasks"}
 # What a scenario's caller builds for each call before it calls Courier, over the plain loop: distinct-stored's caller
 # makes a new query each time (its array and the key's text), which is not Courier's work.
 inputs = {"distinct-stored": "distinct-inputs"}

@@ -11,7 +11,7 @@ import Testing
     private static let baseURL = URL(string: "https://api.example.com")!
 
     /// A client over a transport that holds every request until `gate` opens.
-    private static func client(_ gate: CoalescerTestKit.Gate, cache: ResponseCache) -> (APIClient, MockTransport) {
+    private static func client(_ gate: CoalescerTestKit.Gate, cache: ResponseCache?) -> (APIClient, MockTransport) {
         let transport = MockTransport { _, index in
             _ = await gate.wait()
             return .text(200, "answer \(index)", headers: ["Cache-Control": "max-age=3600"])
@@ -128,6 +128,25 @@ import Testing
         #expect(Self.isJoin(try Self.route(reloading, on: client)))
         #expect(await cache.statistics.misses == missesBefore)
         #expect(Self.provenMisses(cache) == 0)
+
+        await gate.open()
+        try await leader.value
+    }
+
+    @Test func withoutACacheACallThatMayNotUseTheNetworkStillFailsInsteadOfJoining() async throws {
+        let gate = CoalescerTestKit.Gate()
+        let (client, _) = Self.client(gate, cache: nil)
+        let leader = try await Self.lead(.get("/item"), on: client)
+
+        #expect(Self.isJoin(try Self.route(.get("/item"), on: client)), "a plain call joins without a plan")
+        let offline = APIRequest<Data>(path: "/item", cachePolicy: .onlyIfCached)
+        let error = try #require(throws: APIError.self) { _ = try Self.route(offline, on: client) }
+        guard case .notCached = error else {
+            Issue.record("expected notCached, got \(error)")
+            await gate.open()
+            return
+        }
+        #expect(client.metrics.cacheMisses == 0, "no cache, no lookup, no miss")
 
         await gate.open()
         try await leader.value

@@ -1,5 +1,6 @@
 import BenchmarkSupport
 import Courier
+import Dispatch
 import Foundation
 import Synchronization
 
@@ -23,14 +24,21 @@ struct Rounds {
     init(_ scenario: Scenario, callers: Int) {
         self.callers = callers
         switch scenario {
-        case .joiners:
-            let transport = GatedTransport(response: Scenario.response())
-            let client = APIClient(baseURL: Scenario.baseURL, configuration: .init(transport: transport, cache: nil))
+        case .joiners, .cachedJoiners:
+            let cached = scenario == .cachedJoiners
+            let transport = GatedTransport(response: Scenario.response(cacheControl: cached ? "no-store" : nil))
+            let cache = cached ? ResponseCache() : nil
+            let client = APIClient(baseURL: Scenario.baseURL, configuration: .init(transport: transport, cache: cache))
             let request = APIRequest<SampleItem>.get("/items/1")
             body = { try await client.send(request).joined }
             release = { transport.release() }
             verify = { rounds in
                 try expect(transport.callCount == rounds, "\(transport.callCount) upstream calls in \(rounds) rounds")
+                guard let cache else { return }
+                // Every joiner skipped its lookup: one miss looked up per round (its leader's), the rest proven.
+                let proven = waitFor { await cache.statistics.misses } - rounds
+                try expect(
+                    proven == rounds * (callers - 1), "\(proven) joiners of \(rounds) rounds skipped their lookup")
             }
             expectsJoiners = true
         case .actorJoiners:
@@ -95,4 +103,18 @@ private final class Tally: Sendable {
     let finished = Atomic(0)
     let joined = Atomic(0)
     let failed = Atomic(0)
+}
+
+/// What `read` returns, read in a task of its own while this thread waits: the rounds' checks run on the thread that
+/// drove them, outside any task.
+private func waitFor<Value: Sendable>(_ read: @escaping @Sendable () async -> Value) -> Value {
+    let done = DispatchSemaphore(value: 0)
+    let result = Mutex<Value?>(nil)
+    Task.detached {
+        let value = await read()
+        result.withLock { $0 = value }
+        done.signal()
+    }
+    done.wait()
+    return result.withLock { $0! }
 }

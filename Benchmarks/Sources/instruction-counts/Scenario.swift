@@ -29,6 +29,10 @@ enum Scenario: String, CaseIterable {
     case decodedHit = "decoded-hit"
     /// Rounds of concurrent callers of one key of `APIRequest<SampleItem>`, cache off: one leads, the others join.
     case joiners
+    /// `joiners` with the client's cache on and a response it may not store (`no-store`): every joiner of a flight
+    /// whose leader found nothing stored skips its own lookup (`NothingStored`), as callers of a burst do against a
+    /// cache that holds nothing for their URL.
+    case cachedJoiners = "cached-joiners"
     /// Baseline: the rounds of `joiners` with tasks that do not call Courier.
     case emptyTasks = "empty-tasks"
     /// Reference for `joiners`: the same rounds through the coalescing report's "actor + [String: Task]" baseline,
@@ -36,7 +40,7 @@ enum Scenario: String, CaseIterable {
     case actorJoiners = "actor-joiners"
 
     /// Whether an iteration is a round of concurrent callers rather than one call.
-    var isRound: Bool { self == .joiners || self == .emptyTasks || self == .actorJoiners }
+    var isRound: Bool { self == .joiners || self == .cachedJoiners || self == .emptyTasks || self == .actorJoiners }
 
     /// Calls made before the measured ones. A decoded hit costs the runtime about 1,000,000 instructions once, between
     /// calls 1,100 and 2,100 (a conformance looked up and metadata instantiated; session 15): after 100 calls of
@@ -79,7 +83,7 @@ enum Scenario: String, CaseIterable {
             return Self.hitLoop(APIRequest<Data>.get("/items/1"))
         case .decodedHit:
             return Self.hitLoop(APIRequest<SampleItem>.get("/items/1"))
-        case .joiners, .emptyTasks, .actorJoiners:
+        case .joiners, .cachedJoiners, .emptyTasks, .actorJoiners:
             preconditionFailure("\(rawValue) runs in rounds, see Rounds")
         }
     }

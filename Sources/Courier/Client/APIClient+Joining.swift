@@ -34,29 +34,32 @@ extension APIClient {
         return Joining(key: key, sighting: sighting, request: outgoing.request)
     }
 
-    /// The flight a call may join before it asks the cache: its request's flight is in the air, the lookup of the
-    /// flight's leader found nothing at all stored for it (``NothingStored``), nothing has been stored in the cache since,
-    /// and the call's own lookup would then be a plain miss (a `GET` without conditional fields, `Cache-Control` or a
-    /// policy that reads the cache differently). That lookup is skipped, and its miss counted as if it had run; the
-    /// call then joins on the same conditions as ``joining(_:_:_:)``.
+    /// The flight a call may join before step 3 plans it: its request's flight is in the air, and the plan would send
+    /// the request as built, with nothing stored to stand in. Without a cache that is every call that may use the
+    /// network. With one, the flight's leader found nothing at all stored for the request (``NothingStored``), nothing
+    /// has been stored since, and the call's own lookup would be a plain miss (a `GET` without conditional fields,
+    /// `Cache-Control`, or a policy that reads the cache differently): the lookup is skipped and its miss counted as if
+    /// it had run. The call then joins on the conditions of ``joining(_:_:_:)``.
     ///
     /// `flightSeen` is set to `false` when no flight for the request is in the air: the call leads, and its route need
-    /// not look again after the lookup (a flight that starts meanwhile is joined when the call registers).
+    /// not look again after step 3 (a flight that starts meanwhile is joined when the call registers).
     @inline(never)  // its temporaries stay on the thread's stack, off the async frame of the caller's `send`
     func joiningWithoutALookup(_ request: RequestFields, _ adapted: Adapted, flightSeen: inout Bool) -> Joining? {
-        guard let cache = configuration.cache, let key = adapted.sharingKey else { return nil }
+        guard let key = adapted.sharingKey else { return nil }
         guard let (sighting, note) = coalescer.notedSighting(of: key) else {
             flightSeen = false
             return nil
         }
-        guard note != 0, !adapted.isPrivate, request.streamed == nil,
-            request.cachePolicy != .onlyIfCached, request.cachePolicy != .reloadIgnoringCache,
-            CacheLookup.missesPlainly(adapted.request), !instrumentation.isListening,
-            mayShare(adapted.request, policy: request.coalescing),
-            cache.countMiss(ifStill: NothingStored(note: note))
+        guard !adapted.isPrivate, request.streamed == nil, request.cachePolicy != .onlyIfCached,
+            !instrumentation.isListening, mayShare(adapted.request, policy: request.coalescing)
         else { return nil }
-        // The lookup's own count, as ``recordLookup(_:now:id:)`` makes it (nobody listens for its event).
-        instrumentation.count(.cacheMiss)
+        if let cache = configuration.cache {
+            guard request.cachePolicy != .reloadIgnoringCache, CacheLookup.missesPlainly(adapted.request),
+                cache.countMiss(ifStill: NothingStored(note: note))
+            else { return nil }
+            // The lookup's own count, as ``recordLookup(_:now:id:)`` makes it (nobody listens for its event).
+            instrumentation.count(.cacheMiss)
+        }
         return Joining(key: key, sighting: sighting, request: adapted.request)
     }
 

@@ -208,10 +208,11 @@ public final class APIClient: Sendable {
         // 1. Build the request: bad input fails here, and nothing is sent.
         let prepared = try prepare(request)
         let adapted = Adapted(unadapted: prepared.request, request: prepared.request, sharingKey: prepared.sharingKey)
-        // A flight in the air whose leader's lookup found nothing stored answers for the cache while nothing has been
-        // stored since; with no flight in the air, the call leads, and need not look for one again below.
+        // A call whose flight is in the air joins it before step 3 when the plan would only send the request (no cache,
+        // or a cache its leader found empty for it); with no flight in the air, the call leads, and need not look for
+        // one again below.
         var joining = joining
-        if joining, configuration.cache != nil {
+        if joining {
             if !coalescer.mayHaveFlights {
                 joining = false
             } else if let joined = joiningWithoutALookup(request, adapted, flightSeen: &joining) {
