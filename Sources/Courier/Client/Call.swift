@@ -70,6 +70,11 @@ extension Call: FlightOperation, EventAttributing {
     /// Its cache lookup's proof that nothing was stored for its request, for those who would join its flight.
     var flightNote: UInt64 { outgoing.nothingStored.note }
 
+    /// The flight answered callers besides this one: its time is read once here, not once by each of them.
+    func answered(_ exchange: Exchange, callers: Int) {
+        exchange.markAnswered(at: client.instrumentation.log.elapsedTime)
+    }
+
     /// The caller the flight's events belonged to left: they go to the caller with id `owner` from now on, or
     /// nowhere when no caller is left (a call's events end with its last event).
     func attributeEvents(to owner: UInt64?, generation: UInt64) {

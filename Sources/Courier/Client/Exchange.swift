@@ -32,6 +32,17 @@ struct Exchange: Sendable {
     var asked: TransportRequest? { storage.asked }
     /// The flight's attempts and retry delays, for ``APIResponse/timings``.
     var timings: FlightTimings { storage.timings }
+    /// When the flight answered, on the client's event clock, for the callers that shared it
+    /// (``CallTimings/sharedFlightWait``): read once by the flight rather than once by each of them; `nil` for an
+    /// exchange no caller joined.
+    var answeredAt: Duration? { storage.answeredAt }
+
+    /// Records when the flight answered. The one write to the storage through a shared reference: the flight makes it
+    /// under the coalescer's lock, after the answer is complete and before any caller is resumed with it, and the
+    /// callers read it only after they are resumed (``RequestCoalescer``).
+    func markAnswered(at time: Duration) {
+        storage.answeredAt = time
+    }
     /// The body still arriving, for a streamed shape whose acceptable response came from the network; `nil` when the
     /// body is whole in ``response`` (a buffered call, a stored response, an error's body).
     var bodyStream: ByteStream? {
@@ -96,6 +107,7 @@ struct Exchange: Sendable {
         @exclusivity(unchecked) var response: TransportResponse
         @exclusivity(unchecked) var source: ResponseSource
         @exclusivity(unchecked) var decoded: DecodedValue?
+        @exclusivity(unchecked) var answeredAt: Duration?
 
         init(
             request: TransportRequest, response: TransportResponse, attempts: Int, source: ResponseSource,
@@ -116,6 +128,7 @@ struct Exchange: Sendable {
                 request: other.request, response: other.response, attempts: other.attempts, source: other.source,
                 leader: other.leader, timings: other.timings, asked: other.asked, bodyStream: other.bodyStream)
             decoded = other.decoded
+            answeredAt = other.answeredAt
         }
     }
 }

@@ -434,6 +434,11 @@ public actor RequestCoalescer<Key: Hashable & Sendable, Value: Sendable> {
             let finished = table.finish(key, flightID: flightID)
             // The flight's timer goes with it (the scheduler's lock inside the table's, as in `addDeadline`).
             if let timer = finished?.timer { timer.scheduler.cancel(timer.entry) }
+            // Under the lock, which every caller takes again once resumed in debug builds: ThreadSanitizer then sees
+            // what the operation records here handed over with the answer.
+            if let callers = finished?.waiters.count, callers > 1, case .success(let value) = outcome {
+                operation.answered(value, callers: callers)
+            }
             return finished?.waiters
         }
         waiters?.resumeAll(with: outcome)
@@ -495,6 +500,11 @@ protocol FlightOperation<Value>: Sendable {
     /// `0`, the default, for nothing. The client notes that its leader's cache lookup found nothing stored
     /// (``NothingStored``).
     var flightNote: UInt64 { get }
+
+    /// Told that the flight answered `value` for `callers` callers (the leader among them), under the coalescer's lock
+    /// and before any of them is resumed; nothing, the default. The client stamps the answer's time once for every
+    /// caller that shared it, only when someone did (``Exchange/markAnswered(at:)``).
+    func answered(_ value: Value, callers: Int)
 }
 
 extension FlightOperation {
@@ -506,6 +516,9 @@ extension FlightOperation {
 
     /// Nothing noted.
     var flightNote: UInt64 { 0 }
+
+    /// Nothing to do.
+    func answered(_ value: Value, callers: Int) {}
 }
 
 /// The events of a flight, which belong to one of its callers at a time (see ``FlightOperation/eventAttribution``).

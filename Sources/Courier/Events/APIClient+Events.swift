@@ -118,8 +118,10 @@ extension APIClient {
                 } else {
                     try await proceed(sending, request, decodingOnce: shared)
                 }
+            // A joined flight's answer carries the time it answered, read once by the flight for all its callers.
             return Answer(
-                call: call, exchange: exchange, flightEnded: exchange.joined ? instrumentation.log.elapsedTime : nil)
+                call: call, exchange: exchange,
+                flightEnded: exchange.joined ? exchange.answeredAt ?? instrumentation.log.elapsedTime : nil)
         } catch {
             throw failed(call, error)
         }
