@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Testing
 
 @testable import Courier
@@ -31,7 +32,7 @@ import Testing
     }
 
     private static func provenMisses(_ cache: ResponseCache) -> Int {
-        cache.state.withLock { $0.provenMisses }
+        cache.insertions.provenMisses.load(ordering: .relaxed)
     }
 
     /// Starts a call of `request` and waits until it leads its flight, which `gate` holds.

@@ -101,9 +101,13 @@ struct CacheStorage {
     private var oldest: Int?
     /// URL → partition → slots of the stored variants, in the order they were stored.
     private var index = VariantIndex()
-    private var lastNodeID: UInt64 = 0
+    private var lastNodeID: UInt64 = 0 {
+        didSet { published.count.store(lastNodeID, ordering: .relaxed) }
+    }
     /// How many entries were ever stored: every entry that is stored, in whatever way, takes the next node id.
     var insertions: UInt64 { lastNodeID }
+    /// ``insertions``, for readers outside the cache's lock (``ResponseCache/countMiss(ifStill:)``).
+    let published = PublishedInsertions()
     /// Number of stored entries.
     private(set) var count = 0
     /// Sum of ``CachedResponse/byteCount`` over the stored entries.

@@ -1,3 +1,5 @@
+import Synchronization
+
 /// A lookup's proof that nothing at all was stored for its URL and partition: the cache's count of insertions when it
 /// looked (``CacheStorage/insertions``). Every response that is stored, whatever the URL, adds one to that count, so
 /// while it is unchanged a lookup of the same URL and partition finds nothing either, and misses (or is
@@ -31,15 +33,24 @@ struct NothingStored: Equatable, Sendable {
 extension ResponseCache {
     /// Counts the miss of a lookup that `proof` makes unnecessary, and returns `true`, when nothing was stored since
     /// the lookup that proved it; `false`, counting nothing, when something was (the caller then looks up itself).
+    ///
+    /// Without the cache's lock: the joiners of a burst would take it one after another only to read a number. A store
+    /// that lands while this reads is one that came just after the caller's look, which then joins as it would have.
     nonisolated func countMiss(ifStill proof: NothingStored) -> Bool {
-        guard proof.isProven else { return false }
-        return state.withLock { state in
-            guard NothingStored(insertions: state.storage.insertions) == proof else { return false }
-            state.counters.misses += 1
-            state.provenMisses += 1
-            return true
+        guard proof.isProven, NothingStored(insertions: insertions.count.load(ordering: .relaxed)) == proof else {
+            return false
         }
+        insertions.provenMisses.add(1, ordering: .relaxed)
+        return true
     }
+}
+
+/// A cache's count of insertions (``CacheStorage/insertions``), published by its storage under the cache's lock for
+/// readers outside it, and the misses counted for the lookups the count proved unnecessary (added to
+/// ``ResponseCache/statistics``).
+final class PublishedInsertions: Sendable {
+    let count = Atomic<UInt64>(0)
+    let provenMisses = Atomic(0)
 }
 
 extension CacheLookup {

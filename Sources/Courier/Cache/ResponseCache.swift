@@ -64,11 +64,12 @@ public actor ResponseCache {
     struct State {
         var storage: CacheStorage
         var counters = Statistics()
-        /// The misses counted for lookups a ``NothingStored`` proof made unnecessary (also in `counters.misses`).
-        var provenMisses = 0
     }
 
     nonisolated let state: Locked<State>
+    /// The storage's count of insertions and the misses of lookups it made unnecessary, both read and counted without
+    /// the lock (``NothingStored``).
+    nonisolated let insertions: PublishedInsertions
     /// The disk tier, when the cache keeps its entries in a directory too.
     nonisolated let disk: DiskStore?
 
@@ -88,7 +89,9 @@ public actor ResponseCache {
         self.maxEntryBytes = min(max(0, maxEntryBytes), self.maxBytes)
         let limits = CacheStorage.Limits(
             maxEntries: self.maxEntries, maxBytes: self.maxBytes, maxEntryBytes: self.maxEntryBytes)
-        state = Locked(State(storage: CacheStorage(limits: limits)))
+        let storage = CacheStorage(limits: limits)
+        insertions = storage.published
+        state = Locked(State(storage: storage))
         self.disk = disk
     }
 
@@ -97,7 +100,11 @@ public actor ResponseCache {
     /// The number of responses stored in memory (every variant and partition counts).
     public var count: Int { state.withLock { $0.storage.count } }
     /// Hits, misses, stores, evictions, revalidations and invalidations so far.
-    public var statistics: Statistics { state.withLock { $0.counters } }
+    public var statistics: Statistics {
+        var counters = state.withLock { $0.counters }
+        counters.misses += insertions.provenMisses.load(ordering: .relaxed)
+        return counters
+    }
 
     /// The stored response `request` selects in `partition`, whatever its freshness; marks it recently used.
     ///
