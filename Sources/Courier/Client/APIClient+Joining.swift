@@ -44,23 +44,25 @@ extension APIClient {
     /// `flightSeen` is set to `false` when no flight for the request is in the air: the call leads, and its route need
     /// not look again after step 3 (a flight that starts meanwhile is joined when the call registers).
     @inline(never)  // its temporaries stay on the thread's stack, off the async frame of the caller's `send`
-    func joiningWithoutALookup(_ request: RequestFields, _ adapted: Adapted, flightSeen: inout Bool) -> Joining? {
-        guard let key = adapted.sharingKey else { return nil }
+    ///
+    /// `built` is the request as step 1 built it: no adapter or authenticator ran, so nothing made the call private.
+    func joiningWithoutALookup(_ request: RequestFields, _ built: BuiltRequest, flightSeen: inout Bool) -> Joining? {
+        guard let key = built.sharingKey else { return nil }
         guard let (sighting, note) = coalescer.notedSighting(of: key) else {
             flightSeen = false
             return nil
         }
-        guard !adapted.isPrivate, request.streamed == nil, request.cachePolicy != .onlyIfCached,
-            !instrumentation.isListening, mayShare(adapted.request, policy: request.coalescing)
+        guard request.streamed == nil, request.cachePolicy != .onlyIfCached, !instrumentation.isListening,
+            mayShare(built.request, policy: request.coalescing)
         else { return nil }
         if let cache = configuration.cache {
-            guard request.cachePolicy != .reloadIgnoringCache, CacheLookup.missesPlainly(adapted.request),
+            guard request.cachePolicy != .reloadIgnoringCache, CacheLookup.missesPlainly(built.request),
                 cache.countMiss(ifStill: NothingStored(note: note))
             else { return nil }
             // The lookup's own count, as ``recordLookup(_:now:id:)`` makes it (nobody listens for its event).
             instrumentation.count(.cacheMiss)
         }
-        return Joining(key: key, sighting: sighting, request: adapted.request)
+        return Joining(key: key, sighting: sighting, request: built.request)
     }
 
     /// Step 5 for a call that joins a flight in the air (``joining(_:_:_:)``), then step 6: the flight's exchange as

@@ -207,18 +207,18 @@ public final class APIClient: Sendable {
     ) throws(APIError) -> Route {
         // 1. Build the request: bad input fails here, and nothing is sent.
         let prepared = try prepare(request)
-        let adapted = Adapted(unadapted: prepared.request, request: prepared.request, sharingKey: prepared.sharingKey)
         // A call whose flight is in the air joins it before step 3 when the plan would only send the request (no cache,
         // or a cache its leader found empty for it); with no flight in the air, the call leads, and need not look for
-        // one again below.
+        // one again below. Asked of the request as built, before it is wrapped for step 3 (two more references to it).
         var joining = joining
         if joining {
             if !coalescer.mayHaveFlights {
                 joining = false
-            } else if let joined = joiningWithoutALookup(request, adapted, flightSeen: &joining) {
+            } else if let joined = joiningWithoutALookup(request, prepared, flightSeen: &joining) {
                 return .join(joined)
             }
         }
+        let adapted = Adapted(unadapted: prepared.request, request: prepared.request, sharingKey: prepared.sharingKey)
         // 3. The cache answers, or says what to send and how to record the answer.
         return try plannedRoute(
             request, adapted, limits: limits(of: request), authorization: nil, id: id, decoding: shared,
