@@ -43,9 +43,9 @@ extension APIClient {
     ///
     /// `flightSeen` is set to `false` when no flight for the request is in the air: the call leads, and its route need
     /// not look again after step 3 (a flight that starts meanwhile is joined when the call registers).
-    @inline(never)  // its temporaries stay on the thread's stack, off the async frame of the caller's `send`
     ///
     /// `built` is the request as step 1 built it: no adapter or authenticator ran, so nothing made the call private.
+    @inline(never)  // its temporaries stay on the thread's stack, off the async frame of the caller's `send`
     func joiningWithoutALookup(_ request: RequestFields, _ built: BuiltRequest, flightSeen: inout Bool) -> Joining? {
         guard let key = built.sharingKey else { return nil }
         guard let (sighting, note) = coalescer.notedSighting(of: key) else {
