@@ -140,9 +140,13 @@ extension Exchange {
     /// The key already compares every field but the ignored ones and credentials, so a mismatch is rare; a joiner
     /// whose request is the leader's own (a plain `GET` built once for its URL) is answered without reading `Vary`.
     func serves(_ request: TransportRequest) -> Bool {
-        let leader = asked ?? self.request
-        if leader.sharesStorage(with: request) { return true }
-        return Self.varyMatches(response.headers, request, leader)
+        // Asked of the stored requests in place: bound to a variable first, the one asked was retained and released.
+        let isLeaders =
+            storage.asked == nil
+            ? storage.request.sharesStorage(with: request)
+            : storage.asked.unsafelyUnwrapped.sharesStorage(with: request)
+        if isLeaders { return true }
+        return Self.varyMatches(response.headers, request, asked ?? self.request)
     }
 
     @inline(never)  // the rare case stays off the joiner's path
