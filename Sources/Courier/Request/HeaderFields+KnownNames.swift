@@ -61,11 +61,19 @@ extension HeaderFields.Field {
         let expected = UnsafeRawPointer(literal.utf8Start)
         let count = name.count
         if count >= 8 {
-            let last = count - 8
-            return folds(given.loadUnaligned(as: UInt64.self), to: expected.loadUnaligned(as: UInt64.self))
-                && folds(
-                    given.loadUnaligned(fromByteOffset: last, as: UInt64.self),
-                    to: expected.loadUnaligned(fromByteOffset: last, as: UInt64.self))
+            // Whole words from the start, then the last word, which may overlap the one before it.
+            var offset = 0
+            while offset < count - 8 {
+                guard
+                    folds(
+                        given.loadUnaligned(fromByteOffset: offset, as: UInt64.self),
+                        to: expected.loadUnaligned(fromByteOffset: offset, as: UInt64.self))
+                else { return false }
+                offset += 8
+            }
+            return folds(
+                given.loadUnaligned(fromByteOffset: count - 8, as: UInt64.self),
+                to: expected.loadUnaligned(fromByteOffset: count - 8, as: UInt64.self))
         }
         if count >= 4 {
             let last = count - 4
