@@ -25,15 +25,17 @@
         ///   when the exchange failed, ``Courier/APIError/responseTooLarge(limit:)`` past ``maxResponseBytes``,
         ///   `CancellationError` when the calling task was cancelled.
         public func send(_ request: TransportRequest, deadline: TransportDeadline) async throws -> TransportResponse {
-            guard request.streamedBody == nil else {
+            // The request's fields are read once, into the hop: each read of a request's `url` or `streamedBody`
+            // copies it out of the request's storage.
+            var hop = RedirectHop(request)
+            guard hop.streamedBody == nil else {
                 return try await deadline.race { try await self.send(request) }
             }
             let exchange = StoppableExchange()
             let expiry = deadline.onExpiry { exchange.stop(deadline.timeoutError) }
             defer { expiry.cancel() }
-            var hop = RedirectHop(request)
             for _ in 0...Self.maxRedirects {
-                let (head, body) = try await send(hop, origin: request.url, in: exchange)
+                let (head, body) = try await send(hop, in: exchange)
                 guard let next = hop.following(status: head.statusCode, headers: head.fields) else {
                     return TransportResponse(
                         statusCode: head.statusCode, headers: head.headers,
@@ -46,7 +48,7 @@
 
         /// One hop on AsyncHTTPClient's task API, stopped by `exchange` or by cancelling the calling task; on the
         /// transport's home event loop when it is the only exchange in flight (see ``EventLoopAffinity``).
-        private nonisolated(nonsending) func send(_ hop: RedirectHop, origin: URL, in exchange: StoppableExchange)
+        private nonisolated(nonsending) func send(_ hop: RedirectHop, in exchange: StoppableExchange)
             async throws
             -> (ResponseHead, ByteBuffer?)
         {
@@ -57,7 +59,7 @@
                 let request = try hop.taskRequest()
                 return try await send(request, delegate: delegate, on: eventLoop, in: exchange)
             } catch {
-                throw Self.translate(error, for: origin)
+                throw Self.translate(error, for: hop.origin)
             }
         }
 
