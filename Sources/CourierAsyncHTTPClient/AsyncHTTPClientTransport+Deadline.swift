@@ -132,8 +132,8 @@
     ///
     /// The task's result is `Void`, and the response stays here: AsyncHTTPClient's task API is generic over the
     /// delegate and runs unspecialized, so every copy and destruction of the result (in the task's promise, its future,
-    /// the callbacks) goes through the type's value witnesses. For a head and a body they took about 2,000
-    /// instructions per request over nginx; for `Void` they do nothing (`Docs/Benchmarks.md`, session 19).
+    /// the callbacks) goes through the type's value witnesses: for a head and a body, thousands of instructions per
+    /// request over nginx; for `Void`, nothing (`Docs/Benchmarks.md`, session 19, has the counts).
     private final class BufferedResponse: HTTPClientResponseDelegate, @unchecked Sendable {
         typealias Response = Void
 
