@@ -46,8 +46,9 @@
             throw APIError.transport(.other, underlying: HTTPClientError.redirectLimitReached)
         }
 
-        /// One hop on AsyncHTTPClient's task API, stopped by `exchange` or by cancelling the calling task; on the
-        /// transport's home event loop when it is the only exchange in flight (see ``EventLoopAffinity``).
+        /// One hop on AsyncHTTPClient's task API, stopped by `exchange` or by cancelling the calling task; started on
+        /// the transport's home event loop when it is the only exchange in flight, on the group's next loop otherwise
+        /// (see ``EventLoopAffinity``).
         private nonisolated(nonsending) func send(_ hop: RedirectHop, in exchange: StoppableExchange)
             async throws
             -> (ResponseHead, ByteBuffer?)
