@@ -25,15 +25,17 @@
         ///   when the exchange failed, ``Courier/APIError/responseTooLarge(limit:)`` past ``maxResponseBytes``,
         ///   `CancellationError` when the calling task was cancelled.
         public func send(_ request: TransportRequest, deadline: TransportDeadline) async throws -> TransportResponse {
-            guard request.streamedBody == nil else {
+            // The request's fields are read once, into the hop: each read of a request's `url` or `streamedBody`
+            // copies it out of the request's storage.
+            var hop = RedirectHop(request)
+            guard hop.streamedBody == nil else {
                 return try await deadline.race { try await self.send(request) }
             }
             let exchange = StoppableExchange()
             let expiry = deadline.onExpiry { exchange.stop(deadline.timeoutError) }
             defer { expiry.cancel() }
-            var hop = RedirectHop(request)
             for _ in 0...Self.maxRedirects {
-                let (head, body) = try await send(hop, origin: request.url, in: exchange)
+                let (head, body) = try await send(hop, in: exchange)
                 guard let next = hop.following(status: head.statusCode, headers: head.fields) else {
                     return TransportResponse(
                         statusCode: head.statusCode, headers: head.headers,
@@ -44,33 +46,29 @@
             throw APIError.transport(.other, underlying: HTTPClientError.redirectLimitReached)
         }
 
-        /// One hop on AsyncHTTPClient's task API, stopped by `exchange` or by cancelling the calling task; on the
-        /// transport's home event loop when it is the only exchange in flight (see ``EventLoopAffinity``).
-        private nonisolated(nonsending) func send(_ hop: RedirectHop, origin: URL, in exchange: StoppableExchange)
+        /// One hop on AsyncHTTPClient's task API, stopped by `exchange` or by cancelling the calling task; started on
+        /// the transport's home event loop when it is the only exchange in flight, on the group's next loop otherwise
+        /// (see ``EventLoopAffinity``).
+        private nonisolated(nonsending) func send(_ hop: RedirectHop, in exchange: StoppableExchange)
             async throws
             -> (ResponseHead, ByteBuffer?)
         {
             let delegate = BufferedResponse(method: hop.method, limit: maxResponseBytes)
-            let home = affinity.enter()
+            let eventLoop = affinity.enter()
             defer { affinity.leave() }
             do {
                 let request = try hop.taskRequest()
-                if let home { return try await send(request, delegate: delegate, on: home, in: exchange) }
-                let task = client.execute(request: request, delegate: delegate, deadline: nil)
-                exchange.start(task)
-                return try await withTaskCancellationHandler {
-                    try await task.futureResult.get()
-                } onCancel: {
-                    task.cancel()
-                }
+                return try await send(request, delegate: delegate, on: eventLoop, in: exchange)
             } catch {
-                throw Self.translate(error, for: origin)
+                throw Self.translate(error, for: hop.origin)
             }
         }
 
         /// The hop started on `eventLoop` and run there from start to end: the calling task makes one trip to the
-        /// loop, and is resumed from it. Awaiting the task's future from outside its loop (`futureResult.get()`)
-        /// would send one more closure there, to register the callback.
+        /// loop, and is resumed from it. Started from the caller's thread instead, AsyncHTTPClient sent three closures
+        /// to the loop: one to note the request queued for a connection, one to register its own callback on the
+        /// task's future, and one more to register the caller's (`futureResult.get()`); about 2,000 instructions per
+        /// request over nginx with 100 in flight (`Docs/Benchmarks.md`, session 19).
         private nonisolated(nonsending) func send(
             _ request: HTTPClient.Request, delegate: BufferedResponse, on eventLoop: any EventLoop,
             in exchange: StoppableExchange
@@ -84,7 +82,10 @@
                         let task = client.execute(
                             request: request, delegate: delegate, eventLoop: .delegate(on: eventLoop), deadline: nil)
                         exchange.start(task)
-                        task.futureResult.whenComplete { continuation.resume(with: $0) }
+                        // On the loop, after the delegate's last event: its state is read where it was written.
+                        task.futureResult.whenComplete { result in
+                            continuation.resume(with: result.flatMap { delegate.received })
+                        }
                     }
                 }
             } onCancel: {
@@ -98,14 +99,14 @@
     /// whichever hop it is on, and even before the hop's task exists.
     private final class StoppableExchange: Sendable {
         private struct State {
-            var task: HTTPClient.Task<BufferedResponse.Response>?
+            var task: HTTPClient.Task<Void>?
             var reason: (any Error)?
         }
 
         private let state = Mutex(State())
 
         /// The hop now running; it is failed at once when the attempt was stopped already.
-        func start(_ task: HTTPClient.Task<BufferedResponse.Response>) {
+        func start(_ task: HTTPClient.Task<Void>) {
             let reason = state.withLock { state -> (any Error)? in
                 state.task = task
                 return state.reason
@@ -127,9 +128,15 @@
     /// Collects a response's head and body on the event loop, failing the exchange as soon as the body is known to pass
     /// the limit: from `Content-Length`, or as the bytes arrive.
     ///
-    /// AsyncHTTPClient calls a delegate on one event loop, one event at a time, so its state needs no lock.
+    /// AsyncHTTPClient calls a delegate on one event loop, one event at a time, so its state needs no lock; ``received``
+    /// is read on that loop too, once the task's future has succeeded.
+    ///
+    /// The task's result is `Void`, and the response stays here: AsyncHTTPClient's task API is generic over the
+    /// delegate and runs unspecialized, so every copy and destruction of the result (in the task's promise, its future,
+    /// the callbacks) goes through the type's value witnesses: for a head and a body, thousands of instructions per
+    /// request over nginx; for `Void`, nothing (`Docs/Benchmarks.md`, session 19, has the counts).
     private final class BufferedResponse: HTTPClientResponseDelegate, @unchecked Sendable {
-        typealias Response = (ResponseHead, ByteBuffer?)
+        typealias Response = Void
 
         private let method: RequestMethod
         private let limit: Int
@@ -139,6 +146,12 @@
         init(method: RequestMethod, limit: Int) {
             self.method = method
             self.limit = limit
+        }
+
+        /// The response, read on the event loop once the task's future has succeeded.
+        var received: Result<(ResponseHead, ByteBuffer?), any Error> {
+            guard let head else { return .failure(HTTPClientError.remoteConnectionClosed) }
+            return .success((head, body))
         }
 
         func didReceiveHead(task: HTTPClient.Task<Response>, _ head: HTTPResponseHead) -> EventLoopFuture<Void> {
@@ -162,9 +175,8 @@
             return task.eventLoop.makeSucceededVoidFuture()
         }
 
-        func didFinishRequest(task: HTTPClient.Task<Response>) throws -> Response {
-            guard let head else { throw HTTPClientError.remoteConnectionClosed }
-            return (head, body)
+        func didFinishRequest(task: HTTPClient.Task<Response>) throws {
+            guard head != nil else { throw HTTPClientError.remoteConnectionClosed }
         }
     }
 #endif

@@ -3,7 +3,7 @@
     import Synchronization
 
     /// Which SwiftNIO event loop runs a buffered exchange of ``AsyncHTTPClientTransport``: its home loop while it is
-    /// the transport's only exchange in flight, any loop AsyncHTTPClient picks otherwise.
+    /// the transport's only exchange in flight, the group's next loop otherwise.
     ///
     /// AsyncHTTPClient's task API runs a request's delegate on the request's own event loop, which it takes in turn
     /// from the group (`.indifferent`), while the pool hands out whichever idle connection there is. One caller
@@ -15,22 +15,26 @@
     /// opens its connection, and where it looks first for an idle one), so the connection's events, the delegate and
     /// the caller's wake-up all happen on one thread.
     ///
-    /// Under concurrent load the loops are still all used: an exchange that starts while another is in flight lets
-    /// AsyncHTTPClient pick, as before. Each transport takes its home from the group in turn, so that many
-    /// transports do not all gather on one loop.
+    /// Under concurrent load the loops are still all used: an exchange that starts while another is in flight takes
+    /// the group's next loop, as AsyncHTTPClient would (`EventLoopGroup.next()`), and is started there too, so that
+    /// AsyncHTTPClient's bookkeeping for it runs on its own loop rather than being sent there from the caller's thread.
+    /// Each transport takes its home from the group in turn, so that many transports do not all gather on one loop.
     final class EventLoopAffinity: Sendable {
         /// The loop an exchange runs on when it is the only one in flight.
         let home: any EventLoop
+        /// Where the loops of overlapping exchanges come from.
+        private let group: any EventLoopGroup
         private let inFlight = Atomic<Int>(0)
 
         init(_ group: any EventLoopGroup) {
+            self.group = group
             home = group.next()
         }
 
-        /// Counts an exchange in; returns the home loop when no other exchange was in flight, `nil` to let
-        /// AsyncHTTPClient choose. Every call is followed by one ``leave()``.
-        func enter() -> (any EventLoop)? {
-            inFlight.add(1, ordering: .relaxed).oldValue == 0 ? home : nil
+        /// Counts an exchange in; returns the home loop when no other exchange was in flight, the group's next loop
+        /// otherwise. Every call is followed by one ``leave()``.
+        func enter() -> any EventLoop {
+            inFlight.add(1, ordering: .relaxed).oldValue == 0 ? home : group.next()
         }
 
         /// Counts an exchange out.

@@ -26,7 +26,7 @@
             headers = request.headers
             body = request.body
             streamedBody = request.streamedBody
-            origin = request.url
+            origin = url
             credentials = request.credentials
         }
 

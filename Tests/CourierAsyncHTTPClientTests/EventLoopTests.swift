@@ -13,13 +13,18 @@
     /// the attempt's deadline stop the transfer, and every exchange is counted out, however it ends.
     @Suite("AsyncHTTPClientTransport: event loops", .timeLimit(.minutes(1)))
     struct EventLoopTests {
-        @Test func anExchangeAloneRunsOnTheHomeLoopAndOneStartedMeanwhileLetsAsyncHTTPClientPick() throws {
+        @Test func anExchangeAloneRunsOnTheHomeLoopAndThoseStartedMeanwhileTakeTheGroupsLoopsInTurn() throws {
             let group = MultiThreadedEventLoopGroup(numberOfThreads: 2)
             defer { try? group.syncShutdownGracefully() }
             let affinity = EventLoopAffinity(group)
-            let first = try #require(affinity.enter())
+            let first = affinity.enter()
             #expect(first === affinity.home)
-            #expect(affinity.enter() == nil)
+            // Overlapping exchanges are spread over both loops, as AsyncHTTPClient spreads them, not kept on the home.
+            let second = affinity.enter()
+            let third = affinity.enter()
+            #expect(second !== third)
+            #expect(group.makeIterator().contains { $0 === second } && group.makeIterator().contains { $0 === third })
+            affinity.leave()
             affinity.leave()
             affinity.leave()
             #expect(affinity.count == 0)
@@ -45,6 +50,38 @@
                 call.cancel()
                 await #expect(throws: CancellationError.self) { try await call.value }
                 #expect(await server.log.first { $0 == .closedEarly(path: "/stall") } == .closedEarly(path: "/stall"))
+                #expect(transport.affinity.count == 0)
+                try await transport.shutdown()
+            }
+        }
+
+        @Test func aCallerCancelledWhileAnotherExchangeIsInFlightLeavesAndItsTransferStops() async throws {
+            try await withTestServer { server in
+                let transport = AsyncHTTPClientTransport()
+                let deadline = TransportDeadline(timeout: .seconds(60))
+                // The first exchange has the home loop; the second is started on the group's next loop.
+                let first = Task {
+                    try await transport.send(TransportRequest(url: server.url("/stall")), deadline: deadline)
+                }
+                #expect(await server.log.first { $0 == .responding(path: "/stall") } == .responding(path: "/stall"))
+                let second = Task {
+                    try await transport.send(
+                        TransportRequest(url: server.url("/stall"), headers: ["X-Exchange": "second"]),
+                        deadline: deadline)
+                }
+                let arrived = await server.log.first { event in
+                    guard case .request(_, _, let headers, _) = event else { return false }
+                    return headers["x-exchange"] == "second"
+                }
+                #expect(arrived != nil)
+                #expect(transport.affinity.count == 2)
+                second.cancel()
+                await #expect(throws: CancellationError.self) { try await second.value }
+                // Only the second exchange's connection can have closed: the first is still reading.
+                #expect(await server.log.first { $0 == .closedEarly(path: "/stall") } == .closedEarly(path: "/stall"))
+                #expect(transport.affinity.count == 1)
+                first.cancel()
+                await #expect(throws: CancellationError.self) { try await first.value }
                 #expect(transport.affinity.count == 0)
                 try await transport.shutdown()
             }

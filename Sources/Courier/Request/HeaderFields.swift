@@ -32,7 +32,7 @@ public struct HeaderFields: Sendable, Hashable, ExpressibleByDictionaryLiteral {
         public init(name: String, value: String) {
             self.name = name
             self.value = value
-            self.canonicalName = name.lowercased()
+            self.canonicalName = Self.canonical(name)
         }
 
         /// Whether this field is named `name`, ignoring ASCII case, without allocating: header lookups run
