@@ -11,17 +11,6 @@ import Testing
 @Suite(.timeLimit(.minutes(1))) struct JoiningWithoutALookupTests {
     private static let baseURL = URL(string: "https://api.example.com")!
 
-    /// A client over a transport that holds every request until `gate` opens.
-    private static func client(_ gate: CoalescerTestKit.Gate, cache: ResponseCache?) -> (APIClient, MockTransport) {
-        let transport = MockTransport { _, index in
-            _ = await gate.wait()
-            return .text(200, "answer \(index)", headers: ["Cache-Control": "max-age=3600"])
-        }
-        let client = APIClient(
-            baseURL: baseURL, configuration: .init(transport: transport, cache: cache, retryPolicy: .never))
-        return (client, transport)
-    }
-
     /// How steps 1–3 route `request` for a call started now that may join.
     private static func route(_ request: APIRequest<Data>, on client: APIClient) throws -> APIClient.Route {
         try client.route(request.fields, id: CallID(rawValue: 1_000), decoding: nil, joining: true)
@@ -35,19 +24,39 @@ import Testing
         cache.insertions.provenMisses.load(ordering: .relaxed)
     }
 
-    /// Starts a call of `request` and waits until it leads its flight, which `gate` holds.
-    private static func lead(_ request: APIRequest<Data>, on client: APIClient) async throws -> Task<Void, any Error> {
-        let leader = Task { _ = try await client.send(request) }
-        try await CoalescerTestKit.waitForWaiters(1, on: client.coalescer)
-        return leader
+    /// A client whose call of `/item` leads a flight that the transport holds until ``land()``.
+    private struct HeldFlight {
+        let gate = CoalescerTestKit.Gate()
+        let client: APIClient
+        let transport: MockTransport
+        let leader: Task<Void, any Error>
+
+        init(cache: ResponseCache?) async throws {
+            let gate = gate
+            transport = MockTransport { _, index in
+                _ = await gate.wait()
+                return .text(200, "answer \(index)", headers: ["Cache-Control": "max-age=3600"])
+            }
+            let client = APIClient(
+                baseURL: JoiningWithoutALookupTests.baseURL,
+                configuration: .init(transport: transport, cache: cache, retryPolicy: .never))
+            self.client = client
+            leader = Task { _ = try await client.send(APIRequest<Data>.get("/item")) }
+            try await CoalescerTestKit.waitForWaiters(1, on: client.coalescer)
+        }
+
+        /// Lets the flight answer, and waits for its leader.
+        func land() async throws {
+            await gate.open()
+            try await leader.value
+        }
     }
 
     @Test func aJoinerOfAFlightWhoseLeaderFoundNothingStoredSkipsItsLookupAndCountsItsMiss() async throws {
-        let gate = CoalescerTestKit.Gate()
         let cache = ResponseCache()
-        let (client, transport) = Self.client(gate, cache: cache)
+        let flight = try await HeldFlight(cache: cache)
+        let (client, transport) = (flight.client, flight.transport)
         let request = APIRequest<Data>.get("/item")
-        let leader = try await Self.lead(request, on: client)
         #expect(await cache.statistics.misses == 1)
 
         #expect(Self.isJoin(try Self.route(request, on: client)))
@@ -55,24 +64,21 @@ import Testing
         #expect(await cache.statistics.misses == 2, "and counted the miss its lookup would have counted")
         #expect(client.metrics.cacheMisses == 2)
 
-        await gate.open()
-        try await leader.value
+        try await flight.land()
         #expect(transport.callCount == 1)
         #expect(await cache.count == 1)
     }
 
     @Test func concurrentJoinersCountOneMissEachAsLookupsWould() async throws {
-        let gate = CoalescerTestKit.Gate()
         let cache = ResponseCache()
-        let (client, transport) = Self.client(gate, cache: cache)
+        let flight = try await HeldFlight(cache: cache)
+        let (client, transport) = (flight.client, flight.transport)
         let request = APIRequest<Data>.get("/item")
-        let leader = try await Self.lead(request, on: client)
         let joiners = 50
         let calls = (0..<joiners).map { _ in Task { try await client.send(request) } }
         try await CoalescerTestKit.waitForWaiters(joiners + 1, on: client.coalescer)
 
-        await gate.open()
-        try await leader.value
+        try await flight.land()
         for call in calls { #expect(try await call.value.source == .network) }
         #expect(transport.callCount == 1)
         #expect(client.metrics.joined == joiners)
@@ -82,11 +88,10 @@ import Testing
     }
 
     @Test func aResponseStoredWhileTheFlightIsInTheAirIsServedFromTheCache() async throws {
-        let gate = CoalescerTestKit.Gate()
         let cache = ResponseCache()
-        let (client, transport) = Self.client(gate, cache: cache)
+        let flight = try await HeldFlight(cache: cache)
+        let (client, transport) = (flight.client, flight.transport)
         let request = APIRequest<Data>.get("/item")
-        let leader = try await Self.lead(request, on: client)
         // Stored for the same URL after the leader found nothing: the proof no longer holds.
         let stored = TransportResponse(
             statusCode: 200, headers: ["Cache-Control": "max-age=3600"], body: Data("stored".utf8))
@@ -98,29 +103,27 @@ import Testing
 
         guard case .answered(let exchange) = try Self.route(request, on: client) else {
             Issue.record("a fresh stored response must answer, not the flight in the air")
-            await gate.open()
+            try await flight.land()
             return
         }
         #expect(exchange.source == .cache)
         #expect(exchange.response.body == Data("stored".utf8))
         #expect(Self.provenMisses(cache) == 0)
 
-        await gate.open()
-        try await leader.value
+        try await flight.land()
         #expect(transport.callCount == 1)
     }
 
     @Test func aCallThatMayNotUseTheNetworkNeverJoins() async throws {
-        let gate = CoalescerTestKit.Gate()
         let cache = ResponseCache()
-        let (client, _) = Self.client(gate, cache: cache)
-        let leader = try await Self.lead(.get("/item"), on: client)
+        let flight = try await HeldFlight(cache: cache)
+        let client = flight.client
 
         let offline = APIRequest<Data>(path: "/item", cachePolicy: .onlyIfCached)
         let error = try #require(throws: APIError.self) { _ = try Self.route(offline, on: client) }
         guard case .notCached = error else {
             Issue.record("expected notCached, got \(error)")
-            await gate.open()
+            try await flight.land()
             return
         }
         // A call that reads the cache past its rules counts no miss of its own when it joins.
@@ -130,42 +133,37 @@ import Testing
         #expect(await cache.statistics.misses == missesBefore)
         #expect(Self.provenMisses(cache) == 0)
 
-        await gate.open()
-        try await leader.value
+        try await flight.land()
     }
 
     @Test func withoutACacheACallThatMayNotUseTheNetworkStillFailsInsteadOfJoining() async throws {
-        let gate = CoalescerTestKit.Gate()
-        let (client, _) = Self.client(gate, cache: nil)
-        let leader = try await Self.lead(.get("/item"), on: client)
+        let flight = try await HeldFlight(cache: nil)
+        let client = flight.client
 
         #expect(Self.isJoin(try Self.route(.get("/item"), on: client)), "a plain call joins without a plan")
         let offline = APIRequest<Data>(path: "/item", cachePolicy: .onlyIfCached)
         let error = try #require(throws: APIError.self) { _ = try Self.route(offline, on: client) }
         guard case .notCached = error else {
             Issue.record("expected notCached, got \(error)")
-            await gate.open()
+            try await flight.land()
             return
         }
         #expect(client.metrics.cacheMisses == 0, "no cache, no lookup, no miss")
 
-        await gate.open()
-        try await leader.value
+        try await flight.land()
     }
 
     @Test func aCacheWithADiskTierIsAskedByEveryJoiner() async throws {
         let directory = TemporaryDirectory()
-        let gate = CoalescerTestKit.Gate()
         let cache = try ResponseCache(directory: directory.url)
-        let (client, _) = Self.client(gate, cache: cache)
+        let flight = try await HeldFlight(cache: cache)
+        let client = flight.client
         let request = APIRequest<Data>.get("/item")
-        let leader = try await Self.lead(request, on: client)
 
         #expect(Self.isJoin(try Self.route(request, on: client)), "the joiner still joins, after its lookup")
         #expect(Self.provenMisses(cache) == 0, "a miss in memory proves nothing about the directory")
         #expect(await cache.statistics.misses == 2)
 
-        await gate.open()
-        try await leader.value
+        try await flight.land()
     }
 }

@@ -71,7 +71,7 @@ extension Call: FlightOperation, EventAttributing {
     var flightNote: UInt64 { outgoing.nothingStored.note }
 
     /// The flight answered callers besides this one: its time is read once here, not once by each of them.
-    func answered(_ exchange: Exchange, callers: Int) {
+    func answeredOthers(_ exchange: Exchange) {
         exchange.markAnswered(at: client.instrumentation.log.elapsedTime)
     }
 

@@ -436,8 +436,8 @@ public actor RequestCoalescer<Key: Hashable & Sendable, Value: Sendable> {
             if let timer = finished?.timer { timer.scheduler.cancel(timer.entry) }
             // Under the lock, which every caller takes again once resumed in debug builds: ThreadSanitizer then sees
             // what the operation records here handed over with the answer.
-            if let callers = finished?.waiters.count, callers > 1, case .success(let value) = outcome {
-                operation.answered(value, callers: callers)
+            if (finished?.waiters.count ?? 0) > 1, case .success(let value) = outcome {
+                operation.answeredOthers(value)
             }
             return finished?.waiters
         }
@@ -501,10 +501,10 @@ protocol FlightOperation<Value>: Sendable {
     /// (``NothingStored``).
     var flightNote: UInt64 { get }
 
-    /// Told that the flight answered `value` for `callers` callers (the leader among them), under the coalescer's lock
-    /// and before any of them is resumed; nothing, the default. The client stamps the answer's time once for every
-    /// caller that shared it, only when someone did (``Exchange/markAnswered(at:)``).
-    func answered(_ value: Value, callers: Int)
+    /// Told that the flight answered `value` for callers besides its leader, under the coalescer's lock and before any
+    /// of them is resumed; nothing, the default. The client stamps the answer's time once for every caller that shared
+    /// it (``Exchange/markAnswered(at:)``).
+    func answeredOthers(_ value: Value)
 }
 
 extension FlightOperation {
@@ -518,7 +518,7 @@ extension FlightOperation {
     var flightNote: UInt64 { 0 }
 
     /// Nothing to do.
-    func answered(_ value: Value, callers: Int) {}
+    func answeredOthers(_ value: Value) {}
 }
 
 /// The events of a flight, which belong to one of its callers at a time (see ``FlightOperation/eventAttribution``).
