@@ -12,6 +12,18 @@ extension APIClient {
         let sighting: RequestCoalescer<RequestKey, Exchange>.Sighting
         /// The request the call would send, for the flight's `Vary` (``Exchange/serves(_:)``).
         let request: TransportRequest
+
+        init(key: RequestKey, sighting: RequestCoalescer<RequestKey, Exchange>.Sighting, request: TransportRequest) {
+            self.key = key
+            self.sighting = sighting
+            self.request = request
+        }
+
+        /// The joining of a request as step 1 built it, which it takes over: its key and request move here, where
+        /// copies of them cost a retain each, and their release when the built request was dropped.
+        init(built: consuming BuiltRequest, at sighting: RequestCoalescer<RequestKey, Exchange>.Sighting) {
+            self.init(key: built.sharingKey.unsafelyUnwrapped, sighting: sighting, request: built.request)
+        }
     }
 
     /// The flight a call that must send may join without a ``Call``: its request's flight is in the air, the call
@@ -44,11 +56,15 @@ extension APIClient {
     /// `flightSeen` is set to `false` when no flight for the request is in the air: the call leads, and its route need
     /// not look again after step 3 (a flight that starts meanwhile is joined when the call registers).
     ///
-    /// `built` is the request as step 1 built it: no adapter or authenticator ran, so nothing made the call private.
+    /// `built` is the request as step 1 built it: no adapter or authenticator ran, so nothing made the call private. The
+    /// answer is where the flight is: the caller then moves `built` into its ``Joining`` (``Joining/init(built:at:)``).
     @inline(never)  // its temporaries stay on the thread's stack, off the async frame of the caller's `send`
-    func joiningWithoutALookup(_ request: RequestFields, _ built: BuiltRequest, flightSeen: inout Bool) -> Joining? {
-        guard let key = built.sharingKey else { return nil }
-        guard let (sighting, note) = coalescer.notedSighting(of: key) else {
+    func flightToJoinWithoutALookup(_ request: RequestFields, _ built: BuiltRequest, flightSeen: inout Bool)
+        -> RequestCoalescer<RequestKey, Exchange>.Sighting?
+    {
+        // The key is read in place, not bound: a binding copies it (a retain and a release).
+        guard built.sharingKey != nil else { return nil }
+        guard let (sighting, note) = coalescer.notedSighting(of: built.sharingKey.unsafelyUnwrapped) else {
             flightSeen = false
             return nil
         }
@@ -62,7 +78,7 @@ extension APIClient {
             // The lookup's own count, as ``recordLookup(_:now:id:)`` makes it (nobody listens for its event).
             instrumentation.count(.cacheMiss)
         }
-        return Joining(key: key, sighting: sighting, request: built.request)
+        return sighting
     }
 
     /// Step 5 for a call that joins a flight in the air (``joining(_:_:_:)``), then step 6: the flight's exchange as

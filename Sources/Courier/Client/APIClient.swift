@@ -214,8 +214,8 @@ public final class APIClient: Sendable {
         if joining {
             if !coalescer.mayHaveFlights {
                 joining = false
-            } else if let joined = joiningWithoutALookup(request, prepared, flightSeen: &joining) {
-                return .join(joined)
+            } else if let sighting = flightToJoinWithoutALookup(request, prepared, flightSeen: &joining) {
+                return .join(Joining(built: consume prepared, at: sighting))
             }
         }
         let adapted = Adapted(unadapted: prepared.request, request: prepared.request, sharingKey: prepared.sharingKey)
