@@ -3,6 +3,11 @@ import Foundation
 
 /// What every strategy in the report does: answer "give me the value for this key", where the value is the body
 /// (`Data`) or the body decoded (the report's decoded variant).
+///
+/// Every strategy's `fetch` is `@inlinable`, so that it is specialized for its value type in the module that measures
+/// it, as a coalescer a user writes for their own type is, and as a user's call of Courier's generic `send` is. Run
+/// generic from this module, each strategy paid for looking up its generic types' metadata on every call, and Courier's
+/// `send`, written to be specialized where it is called, paid most (`Docs/Benchmarks.md`, session 20).
 public protocol FetchStrategy<Value>: Sendable {
     /// What a caller receives.
     associatedtype Value: Sendable
@@ -14,7 +19,7 @@ public protocol FetchStrategy<Value>: Sendable {
 
 /// No coalescing: every caller sends its own request (and decodes its own copy in the decoded variant).
 public struct Uncoalesced<Value: Sendable>: FetchStrategy {
-    private let upstream: @Sendable (String) async throws -> Value
+    @usableFromInline let upstream: @Sendable (String) async throws -> Value
 
     /// Wraps the upstream call.
     public init(upstream: @escaping @Sendable (String) async throws -> Value) {
@@ -25,6 +30,7 @@ public struct Uncoalesced<Value: Sendable>: FetchStrategy {
     public var name: String { "no coalescing" }
 
     /// Calls the upstream directly.
+    @inlinable
     public func fetch(_ key: String) async throws -> Value {
         try await upstream(key)
     }
@@ -33,8 +39,8 @@ public struct Uncoalesced<Value: Sendable>: FetchStrategy {
 /// The pattern blog posts teach: an actor holding `[String: Task]`, the task removed when it ends. Whatever the
 /// upstream closure does (fetch, or fetch and decode) runs once per flight, in the shared task.
 public actor TaskDictionaryCoalescer<Value: Sendable>: FetchStrategy {
-    private let upstream: @Sendable (String) async throws -> Value
-    private var inFlight: [String: Task<Value, any Error>] = [:]
+    @usableFromInline let upstream: @Sendable (String) async throws -> Value
+    @usableFromInline var inFlight: [String: Task<Value, any Error>] = [:]
 
     /// Wraps the upstream call.
     public init(upstream: @escaping @Sendable (String) async throws -> Value) {
@@ -45,6 +51,7 @@ public actor TaskDictionaryCoalescer<Value: Sendable>: FetchStrategy {
     public nonisolated var name: String { "actor + [String: Task]" }
 
     /// Joins the task in flight for `key`, or starts one.
+    @inlinable
     public func fetch(_ key: String) async throws -> Value {
         if let task = inFlight[key] { return try await task.value }
         let upstream = upstream
@@ -59,11 +66,11 @@ public actor TaskDictionaryCoalescer<Value: Sendable>: FetchStrategy {
 /// completion arrays. The queue, not the compiler, protects the dictionary; that is the pattern. The upstream
 /// closure runs once per flight and every completion gets its result.
 public final class CallbackCoalescer<Value: Sendable>: FetchStrategy, @unchecked Sendable {
-    private typealias Completion = @Sendable (Result<Value, any Error>) -> Void
+    @usableFromInline typealias Completion = @Sendable (Result<Value, any Error>) -> Void
 
-    private let upstream: @Sendable (String) async throws -> Value
-    private let queue = DispatchQueue(label: "callback-coalescer", attributes: .concurrent)
-    private var waiting: [String: [Completion]] = [:]
+    @usableFromInline let upstream: @Sendable (String) async throws -> Value
+    @usableFromInline let queue = DispatchQueue(label: "callback-coalescer", attributes: .concurrent)
+    @usableFromInline var waiting: [String: [Completion]] = [:]
 
     /// Wraps the upstream call.
     public init(upstream: @escaping @Sendable (String) async throws -> Value) {
@@ -74,13 +81,15 @@ public final class CallbackCoalescer<Value: Sendable>: FetchStrategy, @unchecked
     public var name: String { "DispatchQueue + callbacks" }
 
     /// Bridges the callback API to async, as a caller of such a library would.
+    @inlinable
     public func fetch(_ key: String) async throws -> Value {
         try await withCheckedThrowingContinuation { continuation in
             fetch(key) { continuation.resume(with: $0) }
         }
     }
 
-    private func fetch(_ key: String, completion: @escaping Completion) {
+    @inlinable
+    func fetch(_ key: String, completion: @escaping Completion) {
         queue.async(flags: .barrier) {
             if self.waiting[key] != nil {
                 self.waiting[key]?.append(completion)
@@ -101,6 +110,7 @@ public final class CallbackCoalescer<Value: Sendable>: FetchStrategy, @unchecked
 
 extension Result where Failure == any Error {
     /// Runs an async throwing body and captures its outcome.
+    @inlinable
     init(catching body: () async throws -> Success) async {
         do {
             self = .success(try await body())

@@ -20,6 +20,7 @@ public struct CourierStrategy<Value: Decodable & Sendable>: FetchStrategy {
     public var name: String { "Courier APIClient" }
 
     /// Sends `GET key` through the client as a `APIRequest<Value>`.
+    @inlinable
     public func fetch(_ key: String) async throws -> Value {
         try await client.send(APIRequest<Value>.get(key)).value
     }

@@ -41,3 +41,24 @@ func measure(
         failures: outcomes.filter { !$0.1 }.count, wall: wall, latency: LatencySummary(outcomes.map(\.0)),
         allocationsPerCaller: Double(allocations) / Double(callers))
 }
+
+/// A strategy to measure, made where its type is known: its measurement runs `fetch` specialized for that type, as a
+/// user's own code calls it (see `FetchStrategy`). Measured through `any FetchStrategy`, every strategy ran generic.
+struct Contender {
+    let name: String
+    private let run:
+        (_ variant: Variant, _ callers: Int, _ key: String, _ upstreamCalls: () -> Int) async -> Measurement
+
+    init<Strategy: FetchStrategy>(_ strategy: Strategy) {
+        name = strategy.name
+        run = { variant, callers, key, upstreamCalls in
+            await coalescing_report.measure(
+                strategy, variant: variant, callers: callers, key: key, upstreamCalls: upstreamCalls)
+        }
+    }
+
+    /// ``measure(_:variant:callers:key:upstreamCalls:)`` of the strategy.
+    func measure(variant: Variant, callers: Int, key: String, upstreamCalls: () -> Int) async -> Measurement {
+        await run(variant, callers, key, upstreamCalls)
+    }
+}

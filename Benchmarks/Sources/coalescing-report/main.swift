@@ -48,18 +48,18 @@ func makeUpstream(_ variant: Variant) -> Upstream {
 /// In the decoded variant each baseline's shared work fetches the body and decodes it once, as users write such a
 /// coalescer, and every waiter gets the decoded value; without coalescing, each caller decodes its own. Each strategy
 /// has one decoder, as Courier has its configuration's.
-func makeStrategies(_ upstream: Upstream, _ variant: Variant) -> [any FetchStrategy] {
+func makeStrategies(_ upstream: Upstream, _ variant: Variant) -> [Contender] {
     var configuration = APIClient.Configuration(transport: upstream.clientTransport, retryPolicy: .never)
     configuration.timeout = .seconds(120)
     let client = APIClient(baseURL: upstream.baseURL, configuration: configuration)
-    let all: [any FetchStrategy]
+    let all: [Contender]
     switch variant {
     case .data:
         all = [
-            Uncoalesced(upstream: upstream.fetch),
-            TaskDictionaryCoalescer(upstream: upstream.fetch),
-            CallbackCoalescer(upstream: upstream.fetch),
-            CourierStrategy(client: client, value: Data.self),
+            Contender(Uncoalesced(upstream: upstream.fetch)),
+            Contender(TaskDictionaryCoalescer(upstream: upstream.fetch)),
+            Contender(CallbackCoalescer(upstream: upstream.fetch)),
+            Contender(CourierStrategy(client: client, value: Data.self)),
         ]
     case .decoded:
         let fetch = upstream.fetch
@@ -68,10 +68,10 @@ func makeStrategies(_ upstream: Upstream, _ variant: Variant) -> [any FetchStrat
             return { key in try decoder.decode(SampleItem.self, from: try await fetch(key)) }
         }
         all = [
-            Uncoalesced(upstream: decoding()),
-            TaskDictionaryCoalescer(upstream: decoding()),
-            CallbackCoalescer(upstream: decoding()),
-            CourierStrategy(client: client, value: SampleItem.self),
+            Contender(Uncoalesced(upstream: decoding())),
+            Contender(TaskDictionaryCoalescer(upstream: decoding())),
+            Contender(CallbackCoalescer(upstream: decoding())),
+            Contender(CourierStrategy(client: client, value: SampleItem.self)),
         ]
     }
     guard let only = options.only else { return all }
@@ -94,9 +94,8 @@ if busyCore != nil { progress("one core kept busy by a spinning thread for the w
 for variant in variants {
     for index in 0..<strategyCount {
         let upstream = makeUpstream(variant)
-        _ = await measure(
-            makeStrategies(upstream, variant)[index], variant: variant, callers: 100, key: key,
-            upstreamCalls: upstream.calls)
+        _ = await makeStrategies(upstream, variant)[index].measure(
+            variant: variant, callers: 100, key: key, upstreamCalls: upstream.calls)
     }
 }
 
@@ -111,8 +110,7 @@ for variant in variants {
                 let upstream = makeUpstream(variant)
                 let strategy = makeStrategies(upstream, variant)[index]
                 runs.append(
-                    await measure(
-                        strategy, variant: variant, callers: callers, key: key, upstreamCalls: upstream.calls))
+                    await strategy.measure(variant: variant, callers: callers, key: key, upstreamCalls: upstream.calls))
                 finishedRuns += 1
                 progress(
                     String(

@@ -277,7 +277,9 @@ struct FlightTable<Key: Hashable & Sendable, Value: Sendable> {
     /// ``sighting(of:)``, with what the flight's leader noted on it (``Flight/note``).
     mutating func notedSighting(of key: Key) -> (sighting: Sighting, note: UInt64)? {
         guard !flights.isEmpty else { return nil }
-        if let last = lastSighting, last.key == key { return (last.sighting, last.note) }
+        // Compared in place: a binding of the last sighting copies its key (a retain and a release of an object every
+        // joiner of the key shares, whose count the cores then pass back and forth).
+        if lastSighting != nil, lastSighting!.key == key { return (lastSighting!.sighting, lastSighting!.note) }
         guard let index = flights.index(forKey: key) else { return nil }
         let sighting = Sighting(index: index, layout: layout)
         let note = Self.note(of: &flights.values[index])
