@@ -54,31 +54,31 @@
             -> (ResponseHead, ByteBuffer?)
         {
             let delegate = BufferedResponse(method: hop.method, limit: maxResponseBytes)
-            let eventLoop = affinity.enter()
+            let placement = affinity.enter()
             defer { affinity.leave() }
             do {
                 let request = try hop.taskRequest()
-                return try await send(request, delegate: delegate, on: eventLoop, in: exchange)
+                return try await send(request, delegate: delegate, at: placement, in: exchange)
             } catch {
                 throw Self.translate(error, for: hop.origin)
             }
         }
 
-        /// The hop started on `eventLoop` and run there from start to end: the calling task makes one trip to the
-        /// loop, and is resumed from it. Started from the caller's thread instead, AsyncHTTPClient sent three closures
-        /// to the loop: one to note the request queued for a connection, one to register its own callback on the
-        /// task's future, and one more to register the caller's (`futureResult.get()`); about 2,000 instructions per
-        /// request over nginx with 100 in flight (`Docs/Benchmarks.md`, session 19).
+        /// The hop run on the placement's loop from start to end, and started there: the calling task makes one trip
+        /// to the loop, and is resumed from it. Started from the caller's thread instead, AsyncHTTPClient sent three
+        /// closures to the loop: one to note the request queued for a connection, one to register its own callback on
+        /// the task's future, and one more to register the caller's (`futureResult.get()`); about 2,000 instructions
+        /// per request over nginx with 100 in flight (`Docs/Benchmarks.md`, session 19). A hop the pool may open a
+        /// connection for is still started from the caller's thread (``EventLoopAffinity``).
         private nonisolated(nonsending) func send(
-            _ request: HTTPClient.Request, delegate: BufferedResponse, on eventLoop: any EventLoop,
+            _ request: HTTPClient.Request, delegate: BufferedResponse, at placement: EventLoopAffinity.Placement,
             in exchange: StoppableExchange
         ) async throws -> (ResponseHead, ByteBuffer?) {
             let client = client
+            let eventLoop = placement.loop
             return try await withTaskCancellationHandler {
                 try await withUnsafeThrowingContinuation { continuation in
-                    // As with `EventLoopFuture.get()`, the loop must run the closure: a group shut down under a
-                    // client still in use would drop it there too.
-                    eventLoop.execute {
+                    let start: @Sendable () -> Void = {
                         let task = client.execute(
                             request: request, delegate: delegate, eventLoop: .delegate(on: eventLoop), deadline: nil)
                         exchange.start(task)
@@ -87,6 +87,9 @@
                             continuation.resume(with: result.flatMap { delegate.received })
                         }
                     }
+                    // As with `EventLoopFuture.get()`, the loop must run the closure: a group shut down under a
+                    // client still in use would drop it there too.
+                    if placement.startsOnLoop { eventLoop.execute(start) } else { start() }
                 }
             } onCancel: {
                 // The task may not exist yet: the exchange fails it as soon as it starts.

@@ -39,7 +39,8 @@
     /// A buffered exchange (``send(_:deadline:)``) that is the transport's only one in flight runs on one event loop of
     /// the group, the transport's own, from start to end: one caller sending one request after another keeps its
     /// connection, the response's events and its own wake-up on one thread. Exchanges that overlap are spread over
-    /// the group's loops by AsyncHTTPClient, as usual.
+    /// the group's loops by AsyncHTTPClient, as usual, and so are the connections a burst of them opens: the home
+    /// loop gets its share, where the exchanges alone that follow find them.
     ///
     /// ## Sharing and shutting down
     ///

@@ -19,22 +19,48 @@
     /// the group's next loop, as AsyncHTTPClient would (`EventLoopGroup.next()`), and is started there too, so that
     /// AsyncHTTPClient's bookkeeping for it runs on its own loop rather than being sent there from the caller's thread.
     /// Each transport takes its home from the group in turn, so that many transports do not all gather on one loop.
+    ///
+    /// Except where the pool may open a connection: the pool opens one on the loop of the request that waits for it,
+    /// in the order requests reach it. Started on their loops, the requests of a burst reached it one loop's queue at a
+    /// time, and whichever loop ran first got every connection (all 8 on one loop, seen in about one round in three
+    /// over nginx); when that was not the home loop, every later exchange alone crossed loops, 4 more context
+    /// switches and about 100 µs more CPU per request (`Docs/Benchmarks.md`, session 20). An exchange that takes the
+    /// transport past the most it has had in flight at once is the one a connection may be opened for: it is handed to
+    /// AsyncHTTPClient from the caller's thread, as soon as its loop is chosen, so that a burst's connections follow
+    /// the order the loops were given out in, the home loop first.
     final class EventLoopAffinity: Sendable {
+        /// Where an exchange runs, and whether it is started there (see ``EventLoopAffinity``).
+        struct Placement {
+            /// The loop the exchange's delegate runs on, and the pool's first choice for its connection.
+            let loop: any EventLoop
+            /// Whether the exchange is handed to AsyncHTTPClient on `loop`; `false` for one that may make the pool
+            /// open a connection, handed over from the caller's thread.
+            let startsOnLoop: Bool
+        }
+
         /// The loop an exchange runs on when it is the only one in flight.
         let home: any EventLoop
         /// Where the loops of overlapping exchanges come from.
         private let group: any EventLoopGroup
         private let inFlight = Atomic<Int>(0)
+        /// The most exchanges ever in flight at once: while they stay below it, the pool has a connection for each.
+        private let peak = Atomic<Int>(0)
 
         init(_ group: any EventLoopGroup) {
             self.group = group
             home = group.next()
         }
 
-        /// Counts an exchange in; returns the home loop when no other exchange was in flight, the group's next loop
-        /// otherwise. Every call is followed by one ``leave()``.
-        func enter() -> any EventLoop {
-            inFlight.add(1, ordering: .relaxed).oldValue == 0 ? home : group.next()
+        /// Counts an exchange in; it runs on the home loop when no other exchange was in flight, on the group's next
+        /// loop otherwise, and is handed over from the caller's thread when it is the most the transport has had in
+        /// flight at once. Every call is followed by one ``leave()``.
+        func enter() -> Placement {
+            let inFlight = inFlight.add(1, ordering: .relaxed).newValue
+            let loop = inFlight == 1 ? home : group.next()
+            // Relaxed, and a race between two callers only hands one more exchange over from its caller's thread.
+            guard inFlight > peak.load(ordering: .relaxed) else { return Placement(loop: loop, startsOnLoop: true) }
+            _ = peak.max(inFlight, ordering: .relaxed)
+            return Placement(loop: loop, startsOnLoop: false)
         }
 
         /// Counts an exchange out.

@@ -17,19 +17,42 @@
             let group = MultiThreadedEventLoopGroup(numberOfThreads: 2)
             defer { try? group.syncShutdownGracefully() }
             let affinity = EventLoopAffinity(group)
-            let first = affinity.enter()
+            let first = affinity.enter().loop
             #expect(first === affinity.home)
             // Overlapping exchanges are spread over both loops, as AsyncHTTPClient spreads them, not kept on the home.
-            let second = affinity.enter()
-            let third = affinity.enter()
+            let second = affinity.enter().loop
+            let third = affinity.enter().loop
             #expect(second !== third)
             #expect(group.makeIterator().contains { $0 === second } && group.makeIterator().contains { $0 === third })
             affinity.leave()
             affinity.leave()
             affinity.leave()
             #expect(affinity.count == 0)
-            #expect(affinity.enter() === affinity.home)
+            #expect(affinity.enter().loop === affinity.home)
             affinity.leave()
+        }
+
+        /// The pool opens a connection on the loop of the request that waits for it, in the order requests reach it:
+        /// a burst whose requests were all started on their loops gave every connection to whichever loop ran first,
+        /// and an exchange alone on another home then crossed loops for every event (`Docs/Benchmarks.md`, session 20).
+        @Test func exchangesThatMayOpenAConnectionAreHandedOverFromTheCallerAndTheRestStartOnTheirLoops() throws {
+            let group = MultiThreadedEventLoopGroup(numberOfThreads: 2)
+            defer { try? group.syncShutdownGracefully() }
+            let affinity = EventLoopAffinity(group)
+            // A first burst of 4: each takes the transport to more in flight than ever, and may open a connection.
+            let burst = (0..<4).map { _ in affinity.enter() }
+            #expect(burst.map(\.startsOnLoop) == [false, false, false, false])
+            #expect(burst[0].loop === affinity.home)
+            for _ in burst { affinity.leave() }
+            // The pool has a connection for each of 4 now: up to 4 in flight, every exchange starts on its loop.
+            let again = (0..<4).map { _ in affinity.enter() }
+            #expect(again.map(\.startsOnLoop) == [true, true, true, true])
+            #expect(again[0].loop === affinity.home)
+            // A fifth at once is new again.
+            let fifth = affinity.enter()
+            #expect(!fifth.startsOnLoop)
+            for _ in 0..<5 { affinity.leave() }
+            #expect(affinity.count == 0)
         }
 
         @Test func transportsTakeTheirHomesFromTheGroupInTurn() throws {
