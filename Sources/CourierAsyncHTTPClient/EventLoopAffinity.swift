@@ -43,7 +43,8 @@
         /// Where the loops of overlapping exchanges come from.
         private let group: any EventLoopGroup
         private let inFlight = Atomic<Int>(0)
-        /// The most exchanges ever in flight at once: while they stay below it, the pool has a connection for each.
+        /// The most exchanges ever in flight at once: an exchange that stays within it finds the pool grown for it
+        /// already (or at its limit), so it may start on its loop.
         private let peak = Atomic<Int>(0)
 
         init(_ group: any EventLoopGroup) {
