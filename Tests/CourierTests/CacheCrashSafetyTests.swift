@@ -31,9 +31,12 @@ import Testing
         while round < Self.rounds || (killedMidWrite == 0 && round < Self.rounds + Self.extraRounds) {
             defer { round += 1 }
             let waitForPartialFile = round >= Self.rounds || random.chance(50)
-            let lastStored = try Self.runAndKill(
-                executable, directory: directory, firstVersion: nextVersion, afterLines: random.int(1...3),
-                waitForPartialFile: waitForPartialFile)
+            let (firstVersion, afterLines) = (nextVersion, random.int(1...3))
+            let lastStored = try await offTheCooperativePool {
+                try Self.runAndKill(
+                    executable, directory: directory, firstVersion: firstVersion, afterLines: afterLines,
+                    waitForPartialFile: waitForPartialFile)
+            }
             if !directory.temporaryFiles.isEmpty { killedMidWrite += 1 }
 
             let cache = try ResponseCache(directory: directory.url)
@@ -54,7 +57,7 @@ import Testing
     }
 
     /// Starts the writer, waits for `afterLines` stored versions (and, if asked, for a half-written file), kills it
-    /// with `SIGKILL`, and returns the last version it reported stored.
+    /// with `SIGKILL`, and returns the last version it reported stored. It blocks throughout: run it off the pool.
     private static func runAndKill(
         _ executable: URL, directory: TemporaryDirectory, firstVersion: Int, afterLines: Int, waitForPartialFile: Bool
     ) throws -> Int {

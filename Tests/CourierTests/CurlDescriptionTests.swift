@@ -104,7 +104,7 @@ import Testing
 
         #expect(command.hasPrefix("curl --head 'https://user:<redacted>@api.example.com/a"))
         // The shell reads back exactly the words the command means: run `printf` in its place.
-        let words = try Self.shellWords(command.replacingOccurrences(of: "curl", with: "printf '%s\\n'"))
+        let words = try await Self.shellWords(command.replacingOccurrences(of: "curl", with: "printf '%s\\n'"))
         #expect(words.contains("X-Note: it's \"quoted\" $HOME `id`"))
     }
 
@@ -161,7 +161,11 @@ import Testing
         #expect(throws: APIError.self) { try client.curlDescription(of: request) }
     }
 
-    private static func shellWords(_ command: String) throws -> [String] {
+    private static func shellWords(_ command: String) async throws -> [String] {
+        try await offTheCooperativePool { try runShell(command) }
+    }
+
+    private static func runShell(_ command: String) throws -> [String] {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/bin/sh")
         process.arguments = ["-c", command]

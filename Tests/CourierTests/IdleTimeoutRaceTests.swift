@@ -4,9 +4,14 @@ import Testing
 @testable import Courier
 
 /// An idle timeout applies only to the wait it was set for: a chunk handed to the reader before the timeout's action
-/// takes effect wins, and the stream goes on. The interleaving is forced on the scheduler: an entry due just before
-/// the idle deadline fires first in the same batch and holds the timer until the reader has the chunk, so the idle
-/// deadline's callback, already taken off the heap, runs after the chunk was delivered.
+/// takes effect wins, and the stream goes on.
+///
+/// The scheduler takes a due entry off its heap under its lock and calls it after, so a chunk can reach the reader
+/// between the two. The test makes that happen instead of waiting for it: it takes the idle deadline's entry off the
+/// heap as the timer would (`takeDue(at:)`), lets the chunk through, and only then runs the entry. An earlier version
+/// forced the order by holding the timer task in an entry that fired first, which blocked a thread of the
+/// cooperative pool while the chunk needed another: on a busy two-core run the chunk waited 6–8 s for one, and past
+/// the test's 10 s bound CI failed.
 @Suite(.timeLimit(.minutes(1))) struct IdleTimeoutRaceTests {
     private static let timeout = Duration.seconds(10)
 
@@ -20,36 +25,34 @@ import Testing
             try Task.checkCancellation()
             await Task.yield()
         }
-        let delivered = DispatchSemaphore(value: 0)
-        let held = Locked(false)
-        // Fires first in the batch the idle deadline fires in, and keeps the timer task until the reader got the chunk.
-        _ = scheduler.schedule(at: Self.timeout - .nanoseconds(1)) {
-            feed.send("late")
-            let got = delivered.wait(timeout: .now() + 10) == .success
-            held.withLock { $0 = got }
-        }
-        // Not due in that batch: the timer sleeps towards it once it has fired the idle deadline.
-        let after = scheduler.schedule(at: Self.timeout + .nanoseconds(1)) {}
-        await clock.waitForSleeper { $0 == Self.timeout - .nanoseconds(1) }
-        clock.advance(by: Self.timeout)
+
+        // The idle deadline has passed and is off the heap, its action not yet run; the chunk comes now.
+        let expiries = scheduler.takeDue(at: Self.timeout)
+        #expect(expiries.count == 1, "the idle deadline was the one entry due")
+        #expect(scheduler.pendingCount == 0)
+        feed.send("late")
         switch await first.result {
         case .success(let chunk): #expect(chunk == Data("late".utf8))
         case .failure(let error): Issue.record("the first read failed: \(error)")
         }
-        delivered.signal()
-        await clock.waitForSleeper { $0 == .nanoseconds(1) }
-        #expect(held.withLock { $0 }, "the chunk reached the reader while the timer task was held")
-        scheduler.cancel(after)
+        // The reader asks again before the expiry runs: the expiry belongs to the wait that is over, not to this one.
+        let second = Task { try await stream.nextChunk() }
+        while scheduler.pendingCount == 0 {
+            try Task.checkCancellation()
+            await Task.yield()
+        }
+        for expire in expiries { expire() }
 
         feed.send("next")
-        let next: Result<Data?, any Error>
-        do { next = .success(try await stream.nextChunk()) } catch { next = .failure(error) }
-        switch next {
+        switch await second.result {
         case .success(let chunk): #expect(chunk == Data("next".utf8))
         case .failure(let error):
             Issue.record("the stream ended with \(error), though the chunk reached the reader before the expiry")
         }
         feed.finish()
         #expect(try await stream.nextChunk() == nil)
+        // The timer still sleeps towards the deadline taken by hand: let it wake, find nothing and end.
+        await clock.waitForSleeper { $0 == Self.timeout }
+        clock.advance(by: Self.timeout)
     }
 }

@@ -144,26 +144,43 @@ final class DeadlineScheduler: Sendable {
             } catch {
                 return  // cancelled: a timer with an earlier target took over
             }
-            let now = stopwatch.elapsed
-            let (due, next) = state.withLock { state -> ([Entry], Duration?) in
-                guard state.timer?.generation == generation else { return ([], nil) }
-                var due: [Entry] = []
-                while let top = state.heap.peek(), top.deadline <= now {
-                    state.heap.pop()
-                    if let entry = state.entries.remove(top.payload) { due.append(entry) }
-                }
-                while let top = state.heap.peek(), !state.entries.contains(top.payload) { state.heap.pop() }
-                guard let next = state.heap.peek()?.deadline else {
-                    state.timer = nil
-                    return (due, nil)
-                }
-                state.timer?.target = next
-                return (due, next)
-            }
+            let (due, next) = takeDue(at: stopwatch.elapsed, timer: generation)
             for entry in due { entry.fire() }
             guard let next else { return }
             target = next
         }
+    }
+
+    /// Takes the entries due at `now` off the heap, in deadline order, and returns them with the deadline to sleep
+    /// until next. They fire after the lock is released, so anything can happen between an entry's removal and its
+    /// call: what each entry's action checks for (see ``IdleTimeoutStateMachine``).
+    ///
+    /// - Parameter generation: The timer taking the batch: a timer that was replaced takes nothing, and the last
+    ///   entry taken ends the timer. `nil` for a caller that is not the timer (a test that fires a batch by hand),
+    ///   which leaves the timer sleeping as it was.
+    private func takeDue(at now: Duration, timer generation: UInt64?) -> (due: [Entry], next: Duration?) {
+        state.withLock { state in
+            if let generation, state.timer?.generation != generation { return ([], nil) }
+            var due: [Entry] = []
+            while let top = state.heap.peek(), top.deadline <= now {
+                state.heap.pop()
+                if let entry = state.entries.remove(top.payload) { due.append(entry) }
+            }
+            while let top = state.heap.peek(), !state.entries.contains(top.payload) { state.heap.pop() }
+            guard generation != nil else { return (due, nil) }
+            guard let next = state.heap.peek()?.deadline else {
+                state.timer = nil
+                return (due, nil)
+            }
+            state.timer?.target = next
+            return (due, next)
+        }
+    }
+
+    /// Takes the entries due at `now` off the heap as the timer does, and returns their actions unfired (for tests:
+    /// what happens between the two, which the timer leaves to chance, a test makes happen).
+    func takeDue(at now: Duration) -> [@Sendable () -> Void] {
+        takeDue(at: now, timer: nil).due.map(\.fire)
     }
 }
 
