@@ -21,6 +21,8 @@
 #                 stored, so each joiner skips its own (checked: one looked-up miss per round, the rest proven)
 #   actor-joiners for scale, not a threshold: the same rounds through the coalescing report's "actor + [String: Task]"
 #                 baseline, whose shared task fetches from the same transport and decodes once
+#   cancellable-joiners for scale, not a threshold: the same rounds through the report's "lock + continuations,
+#                 cancellable" baseline (a coalescer with the per-caller cancellation every Courier joiner has)
 # The harness checks afterwards that every call took the path it is named for (upstream calls, hits, joiners), and
 # fails otherwise: a rewrite that silently changes the path must not pass as faster.
 #
@@ -111,7 +113,8 @@ decoded-hit 1000
 empty-tasks 1
 joiners 1
 cached-joiners 1
-actor-joiners 1"
+actor-joiners 1
+cancellable-joiners 1"
 
 # One callgrind run; its total goes to $out/NAME.ITERATIONS.ir.
 callgrind() {
@@ -150,7 +153,7 @@ import json, os, sys
 
 out, mode, path = os.environ["OUT"], os.environ["MODE"], os.environ["THRESHOLDS"]
 CALLERS = 1000  # per round of empty-tasks and joiners
-rounds = {"empty-tasks", "joiners", "cached-joiners", "actor-joiners"}
+rounds = {"empty-tasks", "joiners", "cached-joiners", "actor-joiners", "cancellable-joiners"}
 baseline = {"cache-off": "transport", "uncacheable": "transport", "distinct-stored": "transport", "data-hit": "loop", "decoded-hit": "loop",
             "joiners": "empty-tasks", "cached-joiners": "empty-tasks"}
 # What a scenario's caller builds for each call before it calls Courier, over the plain loop: distinct-stored's caller
@@ -208,6 +211,12 @@ print("baselines subtracted: " + ", ".join(
 actor = per_call["actor-joiners"] - per_call["empty-tasks"], mallocs["actor-joiners"] - mallocs["empty-tasks"]
 print(f"for scale: the report's actor + [String: Task] coalescer, per caller of the same rounds: {actor[0]:,.0f} "
       f"instructions / {actor[1]:.1f} mallocs (Courier's joiners: {own['joiners'][0]:,.0f} / {own['joiners'][1]:.1f})")
+# A coalescer with the per-caller cancellation a Courier joiner has (its callers wait on continuations of their own
+# under a cancellation handler, not on the shared task's value): what that one guarantee costs a hand-written one.
+cancellable = (per_call["cancellable-joiners"] - per_call["empty-tasks"],
+               mallocs["cancellable-joiners"] - mallocs["empty-tasks"])
+print(f"for scale: the report's lock + continuations coalescer, cancellable callers, per caller: {cancellable[0]:,.0f} "
+      f"instructions / {cancellable[1]:.1f} mallocs")
 # Issue 34: once a joiner costs no more than the actor coalescer, "atMostActor" in the joiners' thresholds keeps it so:
 # the two are compared in the same run, since the allocator's state moves both by a few hundred instructions from one
 # build of the harness to the next.

@@ -1,4 +1,4 @@
-// coalescing-report: the same burst of concurrent callers of one key, through four strategies side by side.
+// coalescing-report: the same burst of concurrent callers of one key, through five strategies side by side.
 import BenchmarkSupport
 import Courier
 import Foundation
@@ -58,6 +58,7 @@ func makeStrategies(_ upstream: Upstream, _ variant: Variant) -> [Contender] {
         all = [
             Contender(Uncoalesced(upstream: upstream.fetch)),
             Contender(TaskDictionaryCoalescer(upstream: upstream.fetch)),
+            Contender(CancellableCoalescer(upstream: upstream.fetch)),
             Contender(CallbackCoalescer(upstream: upstream.fetch)),
             Contender(CourierStrategy(client: client, value: Data.self)),
         ]
@@ -70,6 +71,7 @@ func makeStrategies(_ upstream: Upstream, _ variant: Variant) -> [Contender] {
         all = [
             Contender(Uncoalesced(upstream: decoding())),
             Contender(TaskDictionaryCoalescer(upstream: decoding())),
+            Contender(CancellableCoalescer(upstream: decoding())),
             Contender(CallbackCoalescer(upstream: decoding())),
             Contender(CourierStrategy(client: client, value: SampleItem.self)),
         ]

@@ -19,8 +19,8 @@ struct Rounds {
     /// Whether every caller but one must report that it joined.
     private let expectsJoiners: Bool
 
-    /// The rounds of `scenario`: `joiners` (Courier), `actor-joiners` (a hand-written coalescer) or `empty-tasks`
-    /// (the same tasks without either).
+    /// The rounds of `scenario`: `joiners` (Courier), `actor-joiners` and `cancellable-joiners` (hand-written
+    /// coalescers) or `empty-tasks` (the same tasks without any).
     init(_ scenario: Scenario, callers: Int) {
         self.callers = callers
         switch scenario {
@@ -41,21 +41,39 @@ struct Rounds {
                     proven == rounds * (callers - 1), "\(proven) joiners of \(rounds) rounds skipped their lookup")
             }
             expectsJoiners = true
-        case .actorJoiners:
+        case .actorJoiners, .cancellableJoiners:
             let transport = GatedTransport(response: Scenario.response())
             let request = TransportRequest(url: Scenario.baseURL.appending(path: "items/1"))
             let decoder = JSONDecoder()
-            let coalescer = TaskDictionaryCoalescer<SampleItem> { _ in
+            let upstream: @Sendable (String) async throws -> SampleItem = { _ in
                 try decoder.decode(SampleItem.self, from: try await transport.send(request).body)
             }
-            body = {
-                _ = try await coalescer.fetch("/items/1")
-                return false
-            }
-            release = { transport.release() }
-            verify = { rounds in
+            let upstreamCalls: @Sendable (Int) throws -> Void = { rounds in
                 try expect(transport.callCount == rounds, "\(transport.callCount) upstream calls in \(rounds) rounds")
             }
+            // Each coalescer is called with its concrete type, so that its `fetch` is specialized as a user's is.
+            if scenario == .actorJoiners {
+                let coalescer = TaskDictionaryCoalescer(upstream: upstream)
+                body = {
+                    _ = try await coalescer.fetch("/items/1")
+                    return false
+                }
+                verify = upstreamCalls
+            } else {
+                let coalescer = CancellableCoalescer(upstream: upstream)
+                body = {
+                    _ = try await coalescer.fetch("/items/1")
+                    return false
+                }
+                verify = { rounds in
+                    try upstreamCalls(rounds)
+                    // The guarantee this baseline is measured for, checked once it was measured.
+                    try expect(
+                        waitFor { await cancelledCallerLeavesWhileTheFlightIsHeld(coalescer, transport) },
+                        "a cancelled caller of the cancellable coalescer did not leave before its flight answered")
+                }
+            }
+            release = { transport.release() }
             expectsJoiners = false
         default:
             body = { false }
@@ -117,4 +135,35 @@ private func waitFor<Value: Sendable>(_ read: @escaping @Sendable () async -> Va
     }
     done.wait()
     return result.withLock { $0! }
+}
+
+/// Whether a caller of `coalescer` that is cancelled while its flight is held in `transport` leaves with
+/// `CancellationError` before the flight answers, while the caller beside it gets the answer. Bounded: each wait gives
+/// up after 10,000 turns of the executor, and the flight is let through whether the leaving caller ended or not.
+private func cancelledCallerLeavesWhileTheFlightIsHeld(
+    _ coalescer: CancellableCoalescer<SampleItem>, _ transport: GatedTransport
+) async -> Bool {
+    let calls = transport.callCount
+    let staying = Task { try await coalescer.fetch("/check") }
+    for _ in 0..<10_000 where transport.callCount == calls { await Task.yield() }
+    let left = Atomic(false)
+    let leaving = Task {
+        defer { left.store(true, ordering: .relaxed) }
+        _ = try await coalescer.fetch("/check")
+    }
+    // Cancelled once it waits: a caller cancelled before it registers never waits at all.
+    for _ in 0..<10_000 where coalescer.waiterCount(for: "/check") < 2 { await Task.yield() }
+    leaving.cancel()
+    for _ in 0..<10_000 where !left.load(ordering: .relaxed) { await Task.yield() }
+    let leftFirst = left.load(ordering: .relaxed)
+    transport.release()
+    let leftCancelled: Bool
+    do {
+        try await leaving.value
+        leftCancelled = false
+    } catch {
+        leftCancelled = error is CancellationError
+    }
+    let stayed = (try? await staying.value) != nil
+    return transport.callCount == calls + 1 && leftFirst && leftCancelled && stayed
 }

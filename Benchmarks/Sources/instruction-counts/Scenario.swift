@@ -38,9 +38,17 @@ enum Scenario: String, CaseIterable {
     /// Reference for `joiners`: the same rounds through the coalescing report's "actor + [String: Task]" baseline,
     /// whose shared task fetches from the same transport and decodes once, as users write it.
     case actorJoiners = "actor-joiners"
+    /// Reference for `joiners`: the same rounds through the report's "lock + continuations, cancellable" baseline, a
+    /// coalescer with the per-caller cancellation every Courier joiner has.
+    case cancellableJoiners = "cancellable-joiners"
 
     /// Whether an iteration is a round of concurrent callers rather than one call.
-    var isRound: Bool { self == .joiners || self == .cachedJoiners || self == .emptyTasks || self == .actorJoiners }
+    var isRound: Bool {
+        switch self {
+        case .joiners, .cachedJoiners, .emptyTasks, .actorJoiners, .cancellableJoiners: true
+        default: false
+        }
+    }
 
     /// Calls made before the measured ones. A decoded hit costs the runtime about 1,000,000 instructions once, between
     /// calls 1,100 and 2,100 (a conformance looked up and metadata instantiated; session 15): after 100 calls of
@@ -83,7 +91,7 @@ enum Scenario: String, CaseIterable {
             return Self.hitLoop(APIRequest<Data>.get("/items/1"))
         case .decodedHit:
             return Self.hitLoop(APIRequest<SampleItem>.get("/items/1"))
-        case .joiners, .cachedJoiners, .emptyTasks, .actorJoiners:
+        case .joiners, .cachedJoiners, .emptyTasks, .actorJoiners, .cancellableJoiners:
             preconditionFailure("\(rawValue) runs in rounds, see Rounds")
         }
     }
