@@ -28,27 +28,44 @@
             // The request's fields are read once, into the hop: each read of a request's `url` or `streamedBody`
             // copies it out of the request's storage.
             var hop = RedirectHop(request)
-            guard hop.streamedBody == nil else {
-                return try await deadline.race { try await self.send(request) }
-            }
+            guard hop.streamedBody == nil else { return try await sendRacing(request, deadline: deadline) }
             let exchange = StoppableExchange()
             let expiry = deadline.onExpiry { exchange.stop(deadline.timeoutError) }
             defer { expiry.cancel() }
             for _ in 0...Self.maxRedirects {
                 let (head, body) = try await send(hop, in: exchange)
                 guard let next = hop.following(status: head.statusCode, headers: head.fields) else {
-                    return TransportResponse(
-                        statusCode: head.statusCode, headers: head.headers,
-                        body: body.map { Data($0) } ?? Data())
+                    return Self.response(head, body)
                 }
                 hop = next
             }
             throw APIError.transport(.other, underlying: HTTPClientError.redirectLimitReached)
         }
 
+        /// A request with a streamed body, raced against its deadline in a task of its own (the task API takes a body
+        /// only as a whole). In a frame of its own: inlined, its values took room in the frame of every attempt.
+        @inline(never)
+        private func sendRacing(_ request: TransportRequest, deadline: TransportDeadline) async throws
+            -> TransportResponse
+        {
+            try await deadline.race { try await self.send(request) }
+        }
+
+        /// The response a hop's head and body make.
+        @inline(never)
+        private static func response(_ head: ResponseHead, _ body: ByteBuffer?) -> TransportResponse {
+            TransportResponse(statusCode: head.statusCode, headers: head.headers, body: body.map { Data($0) } ?? Data())
+        }
+
         /// One hop on AsyncHTTPClient's task API, stopped by `exchange` or by cancelling the calling task; started on
         /// the transport's home event loop when it is the only exchange in flight, on the group's next loop otherwise
         /// (see ``EventLoopAffinity``).
+        ///
+        /// The calling task makes one trip to the loop and is resumed from it: started from the caller's thread
+        /// instead, AsyncHTTPClient sent three closures to the loop (one to note the request queued for a connection,
+        /// one to register its own callback on the task's future, one more for the caller's), about 2,000
+        /// instructions per request over nginx with 100 in flight (`Docs/Benchmarks.md`, session 19). A hop the pool
+        /// may open a connection for is still started from the caller's thread (``EventLoopAffinity``).
         private nonisolated(nonsending) func send(_ hop: RedirectHop, in exchange: StoppableExchange)
             async throws
             -> (ResponseHead, ByteBuffer?)
@@ -57,44 +74,52 @@
             let placement = affinity.enter()
             defer { affinity.leave() }
             do {
-                let request = try hop.taskRequest()
-                return try await send(request, delegate: delegate, at: placement, in: exchange)
+                return try await withTaskCancellationHandler {
+                    try await withUnsafeThrowingContinuation { continuation in
+                        start(hop, delegate: delegate, at: placement, in: exchange, resuming: continuation)
+                    }
+                } onCancel: {
+                    // The task may not exist yet: the exchange fails it as soon as it starts.
+                    exchange.stop(HTTPClientError.cancelled)
+                }
             } catch {
                 throw Self.translate(error, for: hop.origin)
             }
         }
 
-        /// The hop run on the placement's loop from start to end, and started there: the calling task makes one trip
-        /// to the loop, and is resumed from it. Started from the caller's thread instead, AsyncHTTPClient sent three
-        /// closures to the loop: one to note the request queued for a connection, one to register its own callback on
-        /// the task's future, and one more to register the caller's (`futureResult.get()`); about 2,000 instructions
-        /// per request over nginx with 100 in flight (`Docs/Benchmarks.md`, session 19). A hop the pool may open a
-        /// connection for is still started from the caller's thread (``EventLoopAffinity``).
-        private nonisolated(nonsending) func send(
-            _ request: HTTPClient.Request, delegate: BufferedResponse, at placement: EventLoopAffinity.Placement,
-            in exchange: StoppableExchange
-        ) async throws -> (ResponseHead, ByteBuffer?) {
+        /// Builds the hop's request and hands it to AsyncHTTPClient, on the placement's loop or from this thread; the
+        /// continuation is resumed on the loop once the delegate has its last event.
+        ///
+        /// A plain function, so that the `HTTPClient.Request` (a large value) lives on this thread's stack and in the
+        /// closure that starts it, never in an async frame: built in the async function that awaited the hop, it was
+        /// copied through three frames of the attempt's task, which took 2.3 KB of task memory per attempt
+        /// (`Docs/Benchmarks.md`, session 21).
+        @inline(never)
+        private func start(
+            _ hop: RedirectHop, delegate: BufferedResponse, at placement: EventLoopAffinity.Placement,
+            in exchange: StoppableExchange,
+            resuming continuation: UnsafeContinuation<(ResponseHead, ByteBuffer?), any Error>
+        ) {
+            let request: HTTPClient.Request
+            do {
+                request = try hop.taskRequest()
+            } catch {
+                return continuation.resume(throwing: error)
+            }
             let client = client
             let eventLoop = placement.loop
-            return try await withTaskCancellationHandler {
-                try await withUnsafeThrowingContinuation { continuation in
-                    let start: @Sendable () -> Void = {
-                        let task = client.execute(
-                            request: request, delegate: delegate, eventLoop: .delegate(on: eventLoop), deadline: nil)
-                        exchange.start(task)
-                        // On the loop, after the delegate's last event: its state is read where it was written.
-                        task.futureResult.whenComplete { result in
-                            continuation.resume(with: result.flatMap { delegate.received })
-                        }
-                    }
-                    // As with `EventLoopFuture.get()`, the loop must run the closure: a group shut down under a
-                    // client still in use would drop it there too.
-                    if placement.startsOnLoop { eventLoop.execute(start) } else { start() }
+            let start: @Sendable () -> Void = {
+                let task = client.execute(
+                    request: request, delegate: delegate, eventLoop: .delegate(on: eventLoop), deadline: nil)
+                exchange.start(task)
+                // On the loop, after the delegate's last event: its state is read where it was written.
+                task.futureResult.whenComplete { result in
+                    continuation.resume(with: result.flatMap { delegate.received })
                 }
-            } onCancel: {
-                // The task may not exist yet: the exchange fails it as soon as it starts.
-                exchange.stop(HTTPClientError.cancelled)
             }
+            // As with `EventLoopFuture.get()`, the loop must run the closure: a group shut down under a client still
+            // in use would drop it there too.
+            if placement.startsOnLoop { eventLoop.execute(start) } else { start() }
         }
     }
 

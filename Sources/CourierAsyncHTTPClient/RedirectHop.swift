@@ -11,24 +11,20 @@
     /// AsyncHTTPClient's off) so that the request's own ``CredentialPolicy`` decides what a redirect to another origin
     /// drops, as ``URLSessionTransport`` does.
     struct RedirectHop {
-        var method: RequestMethod
-        var url: URL
-        var headers: HeaderFields
-        var body: Data?
-        var streamedBody: StreamedBody?
+        /// What this hop sends: the caller's request, or the one a redirect made of it. One reference: a hop lives
+        /// across the wait of every hop of an attempt, and as its seven fields it took four 136-byte slots of that
+        /// frame, each copy retaining every field (`Docs/Benchmarks.md`, session 21).
+        private(set) var request: TransportRequest
         /// The caller's URL: credentials never follow a redirect away from its origin.
         let origin: URL
-        let credentials: CredentialPolicy
 
         init(_ request: TransportRequest) {
-            method = request.method
-            url = request.url
-            headers = request.headers
-            body = request.body
-            streamedBody = request.streamedBody
-            origin = url
-            credentials = request.credentials
+            self.request = request
+            origin = request.url
         }
+
+        var method: RequestMethod { request.method }
+        var streamedBody: StreamedBody? { request.streamedBody }
 
         /// The request as AsyncHTTPClient takes it. Framing (`Content-Length`, `Transfer-Encoding`) is left to
         /// AsyncHTTPClient, which derives it from the body.
@@ -36,18 +32,13 @@
         /// - Throws: What ``StreamedBody/makeChunks()`` throws: a one-shot body already sent (a 307 asking for it
         ///   again) is ``InvalidRequestReason/bodyNotReplayable``.
         func clientRequest() throws -> HTTPClientRequest {
-            var outgoing = HTTPClientRequest(url: url.absoluteString)
+            var outgoing = HTTPClientRequest(url: request.url.absoluteString)
             outgoing.method = HTTPMethod(rawValue: method.rawValue)
-            var fields = HTTPHeaders()
-            fields.reserveCapacity(headers.count)
-            for field in headers where !Self.isFraming(field.name) {
-                fields.add(name: field.name, value: field.value)
-            }
             outgoing.headers = fields
             if let streamedBody {
                 let length: HTTPClientRequest.Body.Length = streamedBody.length.map { .known(Int64($0)) } ?? .unknown
                 outgoing.body = .stream(RequestBodyChunks(try streamedBody.makeChunks()), length: length)
-            } else if let body {
+            } else if let body = request.body {
                 outgoing.body = .bytes(body)
             }
             return outgoing
@@ -56,16 +47,22 @@
         /// The same request on AsyncHTTPClient's task API, whose exchanges can be stopped from outside (see
         /// ``AsyncHTTPClientTransport/send(_:deadline:)``). Only for a body held whole.
         func taskRequest() throws -> HTTPClient.Request {
+            // The `URL` itself, not its text: the initializer taking a string parses it into a `URL` again, which was
+            // about 2 % of the client's CPU at 100 concurrent requests against nginx.
+            try HTTPClient.Request(
+                url: request.url.absoluteURL, method: HTTPMethod(rawValue: method.rawValue), headers: fields,
+                body: request.body.map { .data($0) })
+        }
+
+        /// The request's header fields as AsyncHTTPClient takes them, framing left out.
+        private var fields: HTTPHeaders {
+            let headers = request.headers
             var fields = HTTPHeaders()
             fields.reserveCapacity(headers.count)
             for field in headers where !Self.isFraming(field.name) {
                 fields.add(name: field.name, value: field.value)
             }
-            // The `URL` itself, not its text: the initializer taking a string parses it into a `URL` again, which was
-            // about 2 % of the client's CPU at 100 concurrent requests against nginx.
-            return try HTTPClient.Request(
-                url: url.absoluteURL, method: HTTPMethod(rawValue: method.rawValue), headers: fields,
-                body: body.map { .data($0) })
+            return fields
         }
 
         /// The next hop when a response with `status` and `headers` is a redirect the transport follows, `nil` when it
@@ -75,22 +72,29 @@
         /// A 303 (but for a `HEAD`), and a 301 or 302 of a `POST`, are followed with a `GET` and no body, as browsers
         /// and URLSession do (RFC 9110 §15.4.2–4 allows it); 307 and 308 keep the method and the body (§15.4.8–9).
         func following(status: Int, headers responseHeaders: HTTPHeaders) -> RedirectHop? {
+            let url = request.url
             guard [301, 302, 303, 307, 308].contains(status), let location = responseHeaders.first(name: "location"),
                 let target = URL(string: location, relativeTo: url)?.absoluteURL,
                 let scheme = target.scheme?.lowercased(), scheme == "http" || scheme == "https", target.host != nil
             else { return nil }
             var next = self
-            next.url = target
+            next.request.url = target
+            let method = request.method
             if (status == 303 && method != .head) || ((status == 301 || status == 302) && method == .post) {
-                next.method = .get
-                next.body = nil
-                next.streamedBody = nil
-                next.headers = HeaderFields(
-                    headers.filter { !Self.bodyHeaderNames.contains($0.name.lowercased()) }.map { ($0.name, $0.value) })
+                next.request.method = .get
+                next.request.body = nil
+                next.request.streamedBody = nil
+                next.request.headers = HeaderFields(
+                    request.headers.filter { !Self.bodyHeaderNames.contains($0.name.lowercased()) }.map {
+                        ($0.name, $0.value)
+                    })
             }
             if !Self.sameOrigin(origin, target) {
-                next.headers = HeaderFields(
-                    next.headers.filter { !credentials.isCredential(headerNamed: $0.name) }.map { ($0.name, $0.value) })
+                let credentials = request.credentials
+                next.request.headers = HeaderFields(
+                    next.request.headers.filter { !credentials.isCredential(headerNamed: $0.name) }.map {
+                        ($0.name, $0.value)
+                    })
             }
             return next
         }

@@ -177,19 +177,31 @@ extension APIClient {
             loop.timings.record(attempt, of: request, nil, duration: duration)
             // A transport stopped by its own deadline may throw `CancellationError`: that is the timeout, unless the
             // caller (or the flight) was cancelled.
-            if error is CancellationError, !Task.isCancelled, duration >= deadline.timeout {
+            if Self.isCancellation(error), !Task.isCancelled, duration >= deadline.timeout {
                 return .failure(deadline.timeoutError)
             }
-            return .failure(try Self.attemptError(error))
+            guard let error = Self.attemptError(error) else { throw CancellationError() }
+            return .failure(error)
         }
     }
 
-    /// An attempt's error as the retry policy sees it; cancellation is thrown instead.
+    /// Whether `error` is a `CancellationError`, asked in a plain function.
+    ///
+    /// `CancellationError` belongs to a module built for library evolution, so its size is read at run time. Cast to
+    /// in an async function, or thrown as a typed error to one (`attemptError` was `throws(CancellationError)`), it
+    /// needs a buffer of task memory, which `sendOnce` took on every entry: two `swift_task_alloc` and their release,
+    /// about 250 instructions per attempt.
     @inline(never)
-    static func attemptError(_ error: any Error) throws(CancellationError) -> APIError {
+    static func isCancellation(_ error: any Error) -> Bool {
+        error is CancellationError
+    }
+
+    /// An attempt's error as the retry policy sees it; `nil` for a cancellation, which the attempt throws on.
+    @inline(never)
+    static func attemptError(_ error: any Error) -> APIError? {
         switch error {
         case let error as APIError: return error
-        case is CancellationError: throw CancellationError()
+        case is CancellationError: return nil
         default: return .transport(.other, underlying: error)
         }
     }
