@@ -185,12 +185,13 @@ extension APIClient {
         }
     }
 
-    /// Whether `error` is a `CancellationError`, asked in a plain function.
+    /// Whether `error` is a `CancellationError`, asked in a plain function; every async function of the library asks
+    /// through it.
     ///
     /// `CancellationError` belongs to a module built for library evolution, so its size is read at run time. Cast to
     /// in an async function, or thrown as a typed error to one (`attemptError` was `throws(CancellationError)`), it
-    /// needs a buffer of task memory, which `sendOnce` took on every entry: two `swift_task_alloc` and their release,
-    /// about 250 instructions per attempt.
+    /// needs a buffer of task memory, taken on every entry of the function: `sendOnce` took two per attempt (about
+    /// 250 instructions), a streamed body's reader one per chunk (`Docs/Performance.md#async-frames`).
     @inline(never)
     static func isCancellation(_ error: any Error) -> Bool {
         error is CancellationError

@@ -102,13 +102,19 @@ extension APIClient {
         return ByteStream(next: {
             do {
                 return try await body.nextChunk()
-            } catch is CancellationError {
-                throw CancellationError()
-            } catch let error as APIError {
-                throw redaction.sanitized(error)
             } catch {
-                throw redaction.sanitized(APIError.transport(.other, underlying: error))
+                throw Self.chunkError(error, redaction: redaction)
             }
         })
+    }
+
+    /// What a reader of a streamed body gets for a chunk's failure: a cancellation as it is, anything else as a
+    /// redacted ``APIError``. A plain function: matched in the async closure, `CancellationError` (whose size is read
+    /// at run time) took a buffer of task memory for every chunk read (`Docs/Performance.md#async-frames`).
+    @inline(never)
+    private static func chunkError(_ error: any Error, redaction: Redaction) -> any Error {
+        if error is CancellationError { return error }
+        if let error = error as? APIError { return redaction.sanitized(error) }
+        return redaction.sanitized(APIError.transport(.other, underlying: error))
     }
 }

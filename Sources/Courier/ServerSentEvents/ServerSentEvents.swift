@@ -77,9 +77,9 @@ public struct ServerSentEvents: AsyncSequence, Sendable {
                 let chunk: Data?
                 do {
                     chunk = try await body.nextChunk()
-                } catch is CancellationError {
-                    throw CancellationError()
                 } catch {
+                    // Asked in a plain function (`Docs/Performance.md#async-frames`): a cancellation goes on as it is.
+                    if APIClient.isCancellation(error) { throw error }
                     lastFailure = error
                     chunk = nil
                 }
