@@ -25,8 +25,7 @@
         ///   when the exchange failed, ``Courier/APIError/responseTooLarge(limit:)`` past ``maxResponseBytes``,
         ///   `CancellationError` when the calling task was cancelled.
         public func send(_ request: TransportRequest, deadline: TransportDeadline) async throws -> TransportResponse {
-            // The request's fields are read once, into the hop: each read of a request's `url` or `streamedBody`
-            // copies it out of the request's storage.
+            // The hop holds the request (one reference) and reads its URL once, as the origin redirects are judged by.
             var hop = RedirectHop(request)
             guard hop.streamedBody == nil else { return try await sendRacing(request, deadline: deadline) }
             let exchange = StoppableExchange()
