@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 
 /// One call on its way to the network: what the steps after the cache lookup need, passed along as one reference.
 ///
@@ -30,7 +29,7 @@ final class Call: Sendable {
     /// Whose events the steps of this call's flight are: its own, until it leaves a flight that others still wait
     /// for (see ``attributeEvents(to:generation:)``). Held while a flight's event is emitted, so that an event is
     /// either emitted before the change or carries the new owner: never after the last event of the call that left.
-    private let eventOwner: Mutex<(id: CallID?, generation: UInt64)>
+    private let eventOwner: InlineLock<(id: CallID?, generation: UInt64)>
 
     init(
         client: APIClient, id: CallID, adapted: Adapted, limits: CallLimits,
@@ -48,7 +47,7 @@ final class Call: Sendable {
         self.outgoing = outgoing
         self.streamed = streamed
         self.hedging = hedging
-        self.eventOwner = Mutex((id, 0))
+        self.eventOwner = InlineLock((id, 0))
     }
 
     /// The credential identity the call's cache entries and flight are partitioned by.

@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 
 /// What sets the streamed shapes of a call (``APIClient/stream(_:)``, downloads, uploads, server-sent events) apart
 /// from `send`: the response's body is handed over as it arrives instead of being collected, and an upload's body is
@@ -16,7 +15,7 @@ final class StreamedShape: Sendable {
     /// an attempt sends, after the adapters: a signer that reads the body for its digest is not counted as sending.
     let progress: ProgressReporter?
     /// The body of the acceptable response, from the attempt that received its head to the exchange.
-    private let arriving = Mutex<ByteStream?>(nil)
+    private let arriving = InlineLock<ByteStream?>(nil)
 
     init(upload: StreamedBody? = nil, uploadContentType: String? = nil, progress: ProgressReporter? = nil) {
         self.upload = upload

@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 
 /// The URLs a client built lately, so that a URL called again is neither built nor parsed again.
 ///
@@ -35,7 +34,7 @@ final class RecentURLs: Sendable {
     final class Entry: Sendable {
         /// The URL, or the text it is parsed from when first read. Inline, so that an entry is one allocation (a
         /// `Locked` box was a second, and its generic deinit cost about 1,200 instructions per entry dropped).
-        private let location: Mutex<Location>
+        private let location: InlineLock<Location>
         /// The URL's normalized text, with its hash.
         let text: URLText
         /// What the entry is kept under.
@@ -65,7 +64,7 @@ final class RecentURLs: Sendable {
         }
 
         private init(location: Location, text: URLText, key: Key, plainGET: PlainGET?) {
-            self.location = Mutex(location)
+            self.location = InlineLock(location)
             self.text = text
             self.key = key
             self.plainGET = plainGET

@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 
 /// A fully built HTTP request, as it is handed to an ``HTTPTransport``.
 ///
@@ -186,19 +185,19 @@ extension TransportRequest {
         @exclusivity(unchecked) var urlText: URLText?
         /// The URL a ``Location/text(_:)`` location was parsed into, once something read it. Under a lock: requests
         /// that share this storage may be read from several tasks at once.
-        private let parsed: Mutex<URL?>
+        private let parsed: InlineLock<URL?>
 
         init(
             method: RequestMethod, location: Location, headers: HeaderFields, body: Data?, credentials: CredentialPolicy
         ) {
             fields = Fields(method: method, location: location, headers: headers, body: body, credentials: credentials)
-            parsed = Mutex(nil)
+            parsed = InlineLock(nil)
         }
 
         private init(fields: Fields, urlText: URLText?, parsed: URL?) {
             self.fields = fields
             self.urlText = urlText
-            self.parsed = Mutex(parsed)
+            self.parsed = InlineLock(parsed)
         }
 
         func copy() -> Storage {
