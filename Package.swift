@@ -63,7 +63,9 @@ let package = Package(
         .target(name: "CourierTesting", dependencies: ["Courier"]),
         .target(
             name: "CourierAsyncHTTPClient",
-            dependencies: ["Courier"] + asyncHTTPClient([("AsyncHTTPClient", "async-http-client")] + nio)
+            dependencies: ["Courier"]
+                + asyncHTTPClient(
+                    [("AsyncHTTPClient", "async-http-client"), ("Tracing", "swift-distributed-tracing")] + nio)
         ),
         .target(
             name: "CourierObservability",
@@ -92,7 +94,8 @@ let package = Package(
         .testTarget(
             name: "CourierAsyncHTTPClientTests",
             dependencies: ["Courier", "CourierTesting", "CourierAsyncHTTPClient"]
-                + asyncHTTPClient([("AsyncHTTPClient", "async-http-client")] + nio)
+                + asyncHTTPClient(
+                    [("AsyncHTTPClient", "async-http-client"), ("Tracing", "swift-distributed-tracing")] + nio)
         ),
         .testTarget(
             name: "CourierObservabilityTests",
