@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Instructions per request against nginx on loopback, counted with valgrind's callgrind: the throughput benchmark's
-# contenders (raw AsyncHTTPClient, Courier over AsyncHTTPClientTransport with and without its cache, Courier over
-# URLSessionTransport, raw URLSession), each alone, 100 requests in flight over distinct keys. Instruction counts
+# contenders (raw AsyncHTTPClient on the transport's configuration and on its own defaults, Courier over
+# AsyncHTTPClientTransport with and without its cache, Courier over URLSessionTransport, raw URLSession), each alone, 100 requests in flight over distinct keys. Instruction counts
 # repeat to within about 1 % from run to run on this machine, where the throughput's rounds of one contender vary by
 # up to 2x; they count the client's whole process (event loops, URLSession's threads), never nginx.
 #
@@ -17,7 +17,7 @@
 # cache past its 1,000 entries, so every store evicts, as in a long run) and N = 300 or 1,300 measured requests;
 # (total(1,300) - total(300)) / 1,000 is one request with start-up, warm-up and shutdown cancelled out. The binary
 # valgrind runs is a copy without debug information, which valgrind 3.19 cannot read for this toolchain. About
-# 8 minutes for all five contenders (callgrind runs ~50x slower than native).
+# 10 minutes for all six contenders (callgrind runs ~50x slower than native).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if [ -d /opt/swift/usr/bin ]; then export PATH="/opt/swift/usr/bin:$PATH"; fi
@@ -40,7 +40,8 @@ if [ "${1:-}" = "--repeat" ]; then
     shift 2
 fi
 if [ $# -eq 0 ]; then
-    set -- "raw AsyncHTTPClient" "Courier + AsyncHTTPClientTransport" "Courier + AsyncHTTPClientTransport, no cache" \
+    set -- "raw AsyncHTTPClient" "raw AsyncHTTPClient, its defaults" "Courier + AsyncHTTPClientTransport" \
+        "Courier + AsyncHTTPClientTransport, no cache" \
         "raw URLSession" "Courier + URLSessionTransport"
 fi
 export SWIFT_DETERMINISTIC_HASHING=1

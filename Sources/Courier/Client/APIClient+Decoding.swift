@@ -37,10 +37,11 @@ extension APIClient {
     /// ``response(to:as:decoder:)`` with the value the flight decoded once when it was decoded as `T` by `decoder`, or
     /// the body decoded now.
     @inlinable @inline(never)
-    func sharedResponse<T: Decodable & Sendable>(to answer: Answer, as type: T.Type, decoder: JSONDecoder) throws
-        -> APIResponse<T>
+    func sharedResponse<T: Decodable & Sendable>(to answer: consuming Answer, as type: T.Type, decoder: JSONDecoder)
+        throws -> APIResponse<T>
     {
-        // The value goes straight into the response: a variable in between was one more copy (a retain per field).
+        // The value goes straight into the response: a variable in between was one more copy (a retain per field). The
+        // answer, a temporary of the caller's `send`, is consumed by `finished`.
         APIResponse(value: try sharedValue(of: answer, as: type, decoder: decoder), head: finished(answer))
     }
 

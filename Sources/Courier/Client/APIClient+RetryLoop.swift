@@ -170,10 +170,10 @@ extension APIClient {
                     request, deadline: deadline, grant: grant, call: call, transport: configuration.transport)
                 : try await streamedAttempt(request, call: call, timeout: deadline.timeout, grant: grant)
             instrumentation.received(response, attempt: attempt, since: start, of: call)
-            loop.timings.record(attempt, of: request, response, duration: instrumentation.log.elapsedTime - start)
+            loop.timings.record(attempt, of: request, response, duration: instrumentation.elapsedTime - start)
             return .response(response)
         } catch {
-            let duration = instrumentation.log.elapsedTime - start
+            let duration = instrumentation.elapsedTime - start
             loop.timings.record(attempt, of: request, nil, duration: duration)
             // A transport stopped by its own deadline may throw `CancellationError`: that is the timeout, unless the
             // caller (or the flight) was cancelled.

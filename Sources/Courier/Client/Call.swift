@@ -71,7 +71,7 @@ extension Call: FlightOperation, EventAttributing {
 
     /// The flight answered callers besides this one: its time is read once here, not once by each of them.
     func answeredOthers(_ exchange: Exchange) {
-        exchange.markAnswered(at: client.instrumentation.log.elapsedTime)
+        exchange.markAnswered(at: client.instrumentation.elapsedTime)
     }
 
     /// The caller the flight's events belonged to left: they go to the caller with id `owner` from now on, or

@@ -121,7 +121,7 @@ extension APIClient {
             // A joined flight's answer carries the time it answered, read once by the flight for all its callers.
             return Answer(
                 call: call, exchange: exchange,
-                flightEnded: exchange.joined ? exchange.answeredAt ?? instrumentation.log.elapsedTime : nil)
+                flightEnded: exchange.joined ? exchange.answeredAt ?? instrumentation.elapsedTime : nil)
         } catch {
             throw failed(call, error)
         }
@@ -158,14 +158,19 @@ extension APIClient {
 
     /// Ends a call that got its value: emits `requestFinished` and returns what its response holds besides the
     /// value, with the call's id and timings (decoding included).
+    ///
+    /// Consumes the answer: its exchange moves into the head. Borrowed, the exchange was copied into the head (a retain
+    /// of an object every caller of the flight shares) and released when the caller dropped the answer.
     @usableFromInline
-    func finished(_ answer: Answer) -> ResponseHead {
-        let exchange = answer.exchange
-        instrumentation.finished(answer.call, source: exchange.source, status: exchange.response.statusCode)
-        let now = instrumentation.log.elapsedTime
+    func finished(_ answer: consuming Answer) -> ResponseHead {
+        instrumentation.finished(
+            answer.call, source: answer.exchange.source, status: answer.exchange.response.statusCode)
+        let now = instrumentation.elapsedTime
+        let call = answer.call
+        let flightEnded = answer.flightEnded
         return ResponseHead(
-            exchange, callID: answer.call.id, total: now - answer.call.start,
-            sharedFlightWait: answer.flightEnded.map { $0 - answer.call.start })
+            (consume answer).exchange, callID: call.id, total: now - call.start,
+            sharedFlightWait: flightEnded.map { $0 - call.start })
     }
 
     /// Ends a call whose value could not be decoded: emits `requestFailed`; returns the redacted error to throw.

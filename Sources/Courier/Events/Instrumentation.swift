@@ -32,6 +32,11 @@ final class Instrumentation: Sendable {
     }
 
     /// A snapshot of the counters, with the log's dropped events.
+    /// Time elapsed on the client's clock (``EventLog/elapsedTime``). Read through this instance: a caller that read
+    /// `instrumentation.elapsedTime` itself retained and released the log around the read, on every call and in
+    /// every task of the client at once.
+    var elapsedTime: Duration { log.elapsedTime }
+
     var metrics: APIClient.Metrics {
         var metrics = counters.snapshot
         metrics.droppedEvents = log.droppedCount

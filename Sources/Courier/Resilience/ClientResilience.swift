@@ -145,7 +145,7 @@ final class ClientResilience: Sendable {
         async throws
     {
         do {
-            try await limit.acquire(within: call.limits.nextWait(now: instrumentation.log.elapsedTime))
+            try await limit.acquire(within: call.limits.nextWait(now: instrumentation.elapsedTime))
         } catch let reason as ShedReason {
             grant.probe?.abandonProbe()
             instrumentation.count(.shed)
@@ -177,12 +177,12 @@ final class ClientResilience: Sendable {
         _ grant: ResilienceGrant, call: Call, _ send: () async throws -> TransportResponse
     ) async throws -> TransportResponse {
         if let place = grant.place { try await acquire(place, grant, call: call) }
-        let start = instrumentation.log.elapsedTime
+        let start = instrumentation.elapsedTime
         do {
             let response = try await send()
             finish(
                 grant, failed: response.statusCode >= 500, dropped: [429, 503].contains(response.statusCode),
-                latency: instrumentation.log.elapsedTime - start, call: call)
+                latency: instrumentation.elapsedTime - start, call: call)
             return response
         } catch {
             let apiError = error as? APIError

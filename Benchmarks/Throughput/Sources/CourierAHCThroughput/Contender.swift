@@ -20,6 +20,7 @@ struct Contender: Sendable {
         [
             rawAsyncHTTPClient(url, decoded: decoded),
             rawAsyncHTTPClientFutures(url, decoded: decoded),
+            rawAsyncHTTPClientWithItsDefaults(url, decoded: decoded),
             courier(url, "Courier + AsyncHTTPClientTransport", transport: AsyncHTTPClientTransport(), decoded: decoded),
             courier(
                 url, "Courier + AsyncHTTPClientTransport, no cache", transport: AsyncHTTPClientTransport(), cache: nil,
@@ -42,6 +43,24 @@ struct Contender: Sendable {
             configuration: AsyncHTTPClientTransport.defaultConfiguration)
         let base = url.absoluteString
         return Contender(name: "raw AsyncHTTPClient") { key in
+            let response = try await client.execute(
+                HTTPClientRequest(url: base + "?key=\(key)"), deadline: .distantFuture)
+            let body = Data(try await response.body.collect(upTo: 1 << 20).readableBytesView)
+            return response.status.code == 200 && accepts(body, decoded: decoded)
+        } close: {
+            try? await client.shutdown()
+        }
+    }
+
+    /// ``rawAsyncHTTPClient(_:decoded:)`` on AsyncHTTPClient's own default configuration, as a service that adopts it
+    /// without Courier starts: it follows redirects, decompresses, and names a span for the process's tracer (the
+    /// no-op one unless the service bootstrapped another), which ``AsyncHTTPClientTransport/defaultConfiguration``
+    /// leaves out. Not the contender Courier's overhead is measured against (that one has the transport's
+    /// configuration): it shows what a service pays per request for AsyncHTTPClient's defaults.
+    static func rawAsyncHTTPClientWithItsDefaults(_ url: URL, decoded: Bool) -> Contender {
+        let client = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: .init())
+        let base = url.absoluteString
+        return Contender(name: "raw AsyncHTTPClient, its defaults") { key in
             let response = try await client.execute(
                 HTTPClientRequest(url: base + "?key=\(key)"), deadline: .distantFuture)
             let body = Data(try await response.body.collect(upTo: 1 << 20).readableBytesView)
