@@ -40,7 +40,7 @@ extension ResponseCache {
         guard proof.isProven, NothingStored(insertions: insertions.count.load(ordering: .relaxed)) == proof else {
             return false
         }
-        insertions.provenMisses.add(1, ordering: .relaxed)
+        insertions.provenMisses.wrappingAdd(1, ordering: .relaxed)
         return true
     }
 }

@@ -252,13 +252,13 @@ struct FlightTable<Key: Hashable & Sendable, Value: Sendable> {
     /// Called just before a flight is added to `flights`.
     private mutating func flightAdded() {
         layout &+= 1
-        census.flights.add(1, ordering: .relaxed)
+        census.flights.wrappingAdd(1, ordering: .relaxed)
     }
 
     /// Called just before a flight is removed from `flights`.
     private mutating func flightRemoved() {
         layout &+= 1
-        census.flights.subtract(1, ordering: .relaxed)
+        census.flights.wrappingSubtract(1, ordering: .relaxed)
     }
 
     /// Where a look found the flight for a key: a caller that joins it soon after finds it again without hashing the key,

@@ -47,7 +47,8 @@ public actor RequestCoalescer<Key: Hashable & Sendable, Value: Sendable> {
     nonisolated let census: FlightCensus
     /// Where waiter ids come from (and, through their leaders, flight ids): an atomic counter, so that a caller
     /// takes the table's lock once to join rather than twice. Under load every lock a joiner takes is one its
-    /// thread may be preempted holding, while the other callers wait.
+    /// thread may be preempted holding, while the other callers wait. Drawn with `wrappingAdd` (one `lock xadd`, where
+    /// the trapping `add` is a compare-and-swap loop that retries when another caller drew first; see `Counters`).
     private nonisolated let waiterIDs = Atomic<UInt64>(0)
     /// The scheduler the deadlines of callers of ``join(_:at:tag:deadline:)`` are kept on, and what such a caller leaves
     /// with when its deadline passes: one pair for the whole coalescer (a client has one scheduler and one timeout
@@ -159,7 +160,7 @@ public actor RequestCoalescer<Key: Hashable & Sendable, Value: Sendable> {
     ) async throws -> Coalesced<Value> {
         // A caller already cancelled is turned away by `register`, under the lock, before it can start a flight: a
         // check here as well would cost every call a read of its task's status.
-        let waiterID = waiterIDs.add(1, ordering: .relaxed).newValue
+        let waiterID = waiterIDs.wrappingAdd(1, ordering: .relaxed).newValue
         var registration = Table.Registration.cancelled
         // The executor-inheriting form, as in `join(_:tag:deadline:)`: two executor checks fewer per caller.
         let value = try await _unsafeInheritExecutor_withTaskCancellationHandler {
@@ -212,7 +213,7 @@ public actor RequestCoalescer<Key: Hashable & Sendable, Value: Sendable> {
     nonisolated(nonsending) func join(_ key: Key, at sighting: Sighting? = nil, tag: UInt64, deadline: JoinDeadline?)
         async throws -> Coalesced<Value>?
     {
-        let waiterID = waiterIDs.add(1, ordering: .relaxed).newValue
+        let waiterID = waiterIDs.wrappingAdd(1, ordering: .relaxed).newValue
         // What the wait's operation needs, in one variable that its closures capture by address: captured one by one,
         // each value was copied into the closures' contexts, which live in this frame (Docs/Performance.md#joining).
         var joiner = Joiner(key: key, sighting: sighting, tag: tag, deadline: deadline)

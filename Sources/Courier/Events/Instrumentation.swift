@@ -45,25 +45,25 @@ final class Instrumentation: Sendable {
 
     /// Counts a new call and gives it its id (the count itself, so ids are unique and ordered).
     func begin() -> StartedCall {
-        let number = counters.requests.add(1, ordering: .releasing).newValue
+        let number = counters.requests.wrappingAdd(1, ordering: .releasing).newValue
         return StartedCall(id: CallID(rawValue: UInt64(number)), start: log.elapsedTime)
     }
 
     func count(_ counter: Counter) {
         switch counter {
-        case .upstreamCall: counters.upstreamCalls.add(1, ordering: .releasing)
-        case .joined: counters.joined.add(1, ordering: .releasing)
-        case .cacheHit: counters.cacheHits.add(1, ordering: .releasing)
-        case .cacheMiss: counters.cacheMisses.add(1, ordering: .releasing)
-        case .revalidation: counters.cacheRevalidations.add(1, ordering: .releasing)
-        case .retry: counters.retries.add(1, ordering: .releasing)
-        case .tokenRefresh: counters.tokenRefreshes.add(1, ordering: .releasing)
-        case .budgetDenial: counters.budgetDenials.add(1, ordering: .releasing)
-        case .circuitChange: counters.circuitStateChanges.add(1, ordering: .releasing)
-        case .circuitRejection: counters.circuitRejections.add(1, ordering: .releasing)
-        case .hedgeSent: counters.hedgesSent.add(1, ordering: .releasing)
-        case .hedgeWon: counters.hedgesWon.add(1, ordering: .releasing)
-        case .shed: counters.shed.add(1, ordering: .releasing)
+        case .upstreamCall: counters.upstreamCalls.wrappingAdd(1, ordering: .releasing)
+        case .joined: counters.joined.wrappingAdd(1, ordering: .releasing)
+        case .cacheHit: counters.cacheHits.wrappingAdd(1, ordering: .releasing)
+        case .cacheMiss: counters.cacheMisses.wrappingAdd(1, ordering: .releasing)
+        case .revalidation: counters.cacheRevalidations.wrappingAdd(1, ordering: .releasing)
+        case .retry: counters.retries.wrappingAdd(1, ordering: .releasing)
+        case .tokenRefresh: counters.tokenRefreshes.wrappingAdd(1, ordering: .releasing)
+        case .budgetDenial: counters.budgetDenials.wrappingAdd(1, ordering: .releasing)
+        case .circuitChange: counters.circuitStateChanges.wrappingAdd(1, ordering: .releasing)
+        case .circuitRejection: counters.circuitRejections.wrappingAdd(1, ordering: .releasing)
+        case .hedgeSent: counters.hedgesSent.wrappingAdd(1, ordering: .releasing)
+        case .hedgeWon: counters.hedgesWon.wrappingAdd(1, ordering: .releasing)
+        case .shed: counters.shed.wrappingAdd(1, ordering: .releasing)
         }
     }
 
@@ -136,9 +136,9 @@ final class Instrumentation: Sendable {
     func failed(_ call: StartedCall, _ error: any Error) {
         let cancelled = error is CancellationError
         if cancelled {
-            counters.cancellations.add(1, ordering: .releasing)
+            counters.cancellations.wrappingAdd(1, ordering: .releasing)
         } else {
-            counters.failures.add(1, ordering: .releasing)
+            counters.failures.wrappingAdd(1, ordering: .releasing)
         }
         emit(call.id, .requestFailed(error: describe(error), duration: self.log.elapsedTime - call.start))
     }
@@ -151,6 +151,10 @@ final class Instrumentation: Sendable {
 
 /// The counters behind ``APIClient/Metrics``, one atomic each: a call increments two or three of them (a joiner: its
 /// start, its join, its cache miss), and behind one lock the callers of a burst waited for each other there.
+///
+/// Incremented with `wrappingAdd`, one `lock xadd` on x86-64: `add` traps on overflow, which it checks in a
+/// compare-and-swap loop that starts over whenever another core incremented first, as the callers of a burst do. A
+/// count wraps after 2⁶³ calls, which no client makes.
 private final class Counters: Sendable {
     let requests = Atomic(0)
     let upstreamCalls = Atomic(0)
