@@ -216,14 +216,16 @@ public actor RequestCoalescer<Key: Hashable & Sendable, Value: Sendable> {
         let waiterID = waiterIDs.wrappingAdd(1, ordering: .relaxed).newValue
         // What the wait's operation needs, in one variable that its closures capture by address: captured one by one,
         // each value was copied into the closures' contexts, which live in this frame (Docs/Performance.md#joining).
-        var joiner = Joiner(key: key, sighting: sighting, tag: tag, deadline: deadline)
+        // The key is not in it: a parameter, it is captured borrowed, where a copy in the variable retained the key
+        // (which every joiner of the flight shares) and released it after the wait.
+        var joiner = Joiner(sighting: sighting, tag: tag, deadline: deadline)
         let value: Value
         do {
             // The executor-inheriting form: the public one takes an `isolation` and checks the executor on entry and
             // again after its operation, two of a joiner's executor checks (Docs/Performance.md#joining).
             value = try await _unsafeInheritExecutor_withTaskCancellationHandler {
                 try await withUnsafeThrowingContinuation { (waiter: Table.Waiter) in
-                    enterAsJoiner(waiter, id: waiterID, &joiner)
+                    enterAsJoiner(waiter, id: waiterID, key, &joiner)
                 }
             } onCancel: {
                 withdraw(key, waiterID: waiterID, error: CancellationError())
@@ -254,7 +256,6 @@ public actor RequestCoalescer<Key: Hashable & Sendable, Value: Sendable> {
 
     /// A caller of ``join(_:at:tag:deadline:)`` on its way into the table, and how it entered.
     private struct Joiner {
-        let key: Key
         let sighting: Sighting?
         let tag: UInt64
         let deadline: JoinDeadline?
@@ -265,9 +266,11 @@ public actor RequestCoalescer<Key: Hashable & Sendable, Value: Sendable> {
     /// Registers a suspended caller on the flight for `key`, with its deadline; `nil` (the caller resumed with
     /// ``NoFlight``) when there is none.
     @inline(never)  // its temporaries stay off the async frame of `join`, which every joiner's task holds
-    private nonisolated func enterAsJoiner(_ waiter: Table.Waiter, id waiterID: UInt64, _ joiner: inout Joiner) {
+    private nonisolated func enterAsJoiner(
+        _ waiter: Table.Waiter, id waiterID: UInt64, _ key: Key, _ joiner: inout Joiner
+    ) {
         joiner.registration = enterAsJoiner(
-            waiter, id: waiterID, tag: joiner.tag, for: joiner.key, at: joiner.sighting, deadline: joiner.deadline)
+            waiter, id: waiterID, tag: joiner.tag, for: key, at: joiner.sighting, deadline: joiner.deadline)
     }
 
     @inline(__always)
