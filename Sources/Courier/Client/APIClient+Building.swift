@@ -16,6 +16,12 @@ extension APIClient {
     /// a host that is not loopback unless the configuration allows it.
     @inline(never)  // its temporaries stay off the async frame of `perform`, which the caller's task holds
     func prepare(_ request: RequestFields) throws(APIError) -> BuiltRequest {
+        // A plain `GET` of a path seen before (every joiner of a flight, a hot read) takes the request kept for it,
+        // read under the table's lock: through its entry, the entry was retained and released as well, an object
+        // every caller of the path shares. (`isPlainGET` holds only for `GET`, a valid method.)
+        if request.query.isEmpty, request.isPlainGET, let plain = recentURLs.plainGET(forPath: request.path) {
+            return BuiltRequest(request: plain.request, isTrusted: plain.isTrusted, sharingKey: plain.sharingKey)
+        }
         try request.method.validate()
         let target = try URLBuilder.resolve(base: base, path: request.path, query: request.query, recent: recentURLs)
         let isPlainGET = request.isPlainGET

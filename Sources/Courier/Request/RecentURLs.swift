@@ -142,6 +142,20 @@ final class RecentURLs: Sendable {
         }
     }
 
+    /// What a plain `GET` of `path` builds (``Entry/plainGET``), when its entry is kept and has it: read under the lock,
+    /// without retaining the entry.
+    func plainGET(forPath path: String) -> PlainGET? {
+        tables.withLock { tables in
+            // Compared in place: a binding of the last entry found retains it.
+            if tables.lastFound != nil, tables.lastFound.unsafelyUnwrapped.path == path {
+                return tables.lastFound.unsafelyUnwrapped.entry.plainGET
+            }
+            guard let index = tables.byPath.index(forKey: path) else { return nil }
+            tables.lastFound = (path, tables.byPath.values[index])
+            return tables.byPath.values[index].plainGET
+        }
+    }
+
     /// The URL kept under `text`, if any.
     func url(forText text: URLText) -> Entry? {
         tables.withLock { $0.byText[text] }
