@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Testing
 
 @testable import Courier
@@ -176,6 +177,34 @@ import Testing
         #expect(try await leader.value.value == Data("answer 0".utf8))
         #expect(transport.callCount == 1)
         #expect(client.metrics.cancellations == 1)
+    }
+
+    /// A joiner whose task is cancelled before it registers (here, before it calls at all) is turned away when it
+    /// registers: its cancellation handler ran before there was anything to withdraw. Without that check it would wait
+    /// for the flight, cancelled.
+    @Test func aJoinerCancelledBeforeItJoinsLeavesAtOnce() async throws {
+        let gate = CoalescerTestKit.Gate()
+        let (client, transport) = Self.client(gate)
+        let request = APIRequest<Data>.get("/item")
+        let leader = Task { try await client.send(request) }
+        try await CoalescerTestKit.waitForWaiters(1, on: client.coalescer)
+        #expect(Self.isJoin(try Self.route(request, on: client)), "the joiner below takes the shortcut")
+        let ended = Atomic(false)
+        let joiner = Task {
+            defer { ended.store(true, ordering: .relaxed) }
+            withUnsafeCurrentTask { $0?.cancel() }
+            return try await client.send(request)
+        }
+        // Bounded: the flight is held, so only a joiner that was turned away ends within these turns.
+        for _ in 0..<100_000 where !ended.load(ordering: .relaxed) { await Task.yield() }
+
+        let leftFirst = ended.load(ordering: .relaxed)
+        #expect(leftFirst, "the cancelled joiner left before its flight answered")
+        #expect(await client.coalescer.waiterCount == 1, "only the leader waits")
+        await gate.open()
+        await #expect(throws: CancellationError.self) { try await joiner.value }
+        #expect(try await leader.value.value == Data("answer 0".utf8))
+        #expect(transport.callCount == 1)
     }
 
     @Test func eventsAppearAsSoonAsSomeoneListens() async throws {

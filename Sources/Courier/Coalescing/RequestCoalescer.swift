@@ -219,15 +219,20 @@ public actor RequestCoalescer<Key: Hashable & Sendable, Value: Sendable> {
         // The key is not in it: a parameter, it is captured borrowed, where a copy in the variable retained the key
         // (which every joiner of the flight shares) and released it after the wait.
         var joiner = Joiner(sighting: sighting, tag: tag, deadline: deadline)
+        // Set by the cancellation handler before it withdraws the caller, and read under the table's lock when the
+        // caller registers: a handler that ran first (the task was cancelled before it registered) has set it by then.
+        // Asking the task instead (`Task.isCancelled`) cost a joiner about 80 instructions and a retain of its task.
+        let cancelled = Atomic(false)
         let value: Value
         do {
             // The executor-inheriting form: the public one takes an `isolation` and checks the executor on entry and
             // again after its operation, two of a joiner's executor checks (Docs/Performance.md#joining).
             value = try await _unsafeInheritExecutor_withTaskCancellationHandler {
                 try await withUnsafeThrowingContinuation { (waiter: Table.Waiter) in
-                    enterAsJoiner(waiter, id: waiterID, key, &joiner)
+                    enterAsJoiner(waiter, id: waiterID, key, &joiner, cancelled: cancelled)
                 }
             } onCancel: {
+                cancelled.store(true, ordering: .relaxed)
                 withdraw(key, waiterID: waiterID, error: CancellationError())
             }
         } catch {
@@ -267,22 +272,26 @@ public actor RequestCoalescer<Key: Hashable & Sendable, Value: Sendable> {
     /// ``NoFlight``) when there is none.
     @inline(never)  // its temporaries stay off the async frame of `join`, which every joiner's task holds
     private nonisolated func enterAsJoiner(
-        _ waiter: Table.Waiter, id waiterID: UInt64, _ key: Key, _ joiner: inout Joiner
+        _ waiter: Table.Waiter, id waiterID: UInt64, _ key: Key, _ joiner: inout Joiner,
+        cancelled: borrowing Atomic<Bool>
     ) {
         joiner.registration = enterAsJoiner(
-            waiter, id: waiterID, tag: joiner.tag, for: key, at: joiner.sighting, deadline: joiner.deadline)
+            waiter, id: waiterID, tag: joiner.tag, for: key, at: joiner.sighting, deadline: joiner.deadline,
+            cancelled: cancelled)
     }
 
+    /// ``enterAsJoiner(_:id:_:_:cancelled:)``'s work. `cancelled` is the caller's flag, which its cancellation handler
+    /// sets before it withdraws the caller: read under the table's lock, it is set when the handler ran first.
     @inline(__always)
     private nonisolated func enterAsJoiner(
         _ waiter: Table.Waiter, id waiterID: UInt64, tag: UInt64, for key: Key, at sighting: Sighting?,
-        deadline: JoinDeadline?
+        deadline: JoinDeadline?, cancelled: borrowing Atomic<Bool>
     ) -> Table.Registration? {
         let entered: (Table.Registration, Table.Attribution?)? = table.withLock { table in
             guard
                 let (registration, attribution, timer) = table.join(
-                    waiter, id: waiterID, tag: tag, for: key, at: sighting, isCancelled: Task.isCancelled,
-                    deadline: joinTimeouts == nil ? nil : deadline)
+                    waiter, id: waiterID, tag: tag, for: key, at: sighting,
+                    isCancelled: cancelled.load(ordering: .relaxed), deadline: joinTimeouts == nil ? nil : deadline)
             else { return nil }
             // The joiner's bound comes first of the flight's: the timer moves to it (see `addDeadline`).
             if case .joined(let flightID) = registration, let timer, let scheduler = joinTimeouts?.scheduler {
