@@ -317,7 +317,10 @@ struct FlightTable<Key: Hashable & Sendable, Value: Sendable> {
             flight.bounds?.joined.append(entry)
             return timerTarget(for: deadline.at, of: flight)
         }
-        if deadline.start >= last.start, deadline.limit == last.limit {
+        // Compared as attoseconds: `Duration`'s operators are calls into the standard library.
+        if deadline.start.attosecondCount >= last.start.attosecondCount,
+            deadline.limit.attosecondCount == last.limit.attosecondCount
+        {
             // No earlier than `last`, which the timer fires for or before: the timer stays as it is.
             flight.bounds?.joined.append(entry)
             return nil
@@ -329,7 +332,7 @@ struct FlightTable<Key: Hashable & Sendable, Value: Sendable> {
 
     /// `at` when the flight's timer must move to it: it has none, or one that fires later.
     private static func timerTarget(for at: Duration, of flight: Flight) -> Duration? {
-        if let timer = flight.bounds?.timer, timer.at <= at { return nil }
+        if let timer = flight.bounds?.timer, timer.at.attosecondCount <= at.attosecondCount { return nil }
         return at
     }
 

@@ -169,8 +169,8 @@ extension APIClient {
         let call = answer.call
         let flightEnded = answer.flightEnded
         return ResponseHead(
-            (consume answer).exchange, callID: call.id, total: now - call.start,
-            sharedFlightWait: flightEnded.map { $0 - call.start })
+            (consume answer).exchange, callID: call.id, total: now.minus(call.start),
+            sharedFlightWait: flightEnded.map { $0.minus(call.start) })
     }
 
     /// Ends a call whose value could not be decoded: emits `requestFailed`; returns the redacted error to throw.

@@ -38,9 +38,16 @@ extension Duration {
 
     /// The duration in attoseconds, the 128-bit count `Duration` keeps. `Duration`'s own comparisons and arithmetic
     /// are calls into the standard library, which does not make them inlinable: a deadline set per attempt made 14
-    /// of them (about 250 instructions). On `Int128` they are a few inlined instructions each.
+    /// of them (about 250 instructions). On `Int128` they are a few inlined instructions each; the paths every call
+    /// takes compare and subtract durations through it.
     @inline(__always)
-    private var attosecondCount: Int128 { Int128(_low: _low, _high: _high) }
+    var attosecondCount: Int128 { Int128(_low: _low, _high: _high) }
+
+    /// `self - other`, as `Duration`'s operator computes it (trapping on overflow), inlined.
+    @inline(__always)
+    func minus(_ other: Duration) -> Duration {
+        Duration(attosecondCount: attosecondCount - other.attosecondCount)
+    }
 
     /// A duration of `count` attoseconds, as `Duration` keeps it.
     @inline(__always)
