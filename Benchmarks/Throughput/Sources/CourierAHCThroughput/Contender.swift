@@ -38,18 +38,8 @@ struct Contender: Sendable {
 
     /// AsyncHTTPClient as a service would call it, with the transport's client configuration.
     static func rawAsyncHTTPClient(_ url: URL, decoded: Bool) -> Contender {
-        let client = HTTPClient(
-            eventLoopGroup: HTTPClient.defaultEventLoopGroup,
-            configuration: AsyncHTTPClientTransport.defaultConfiguration)
-        let base = url.absoluteString
-        return Contender(name: "raw AsyncHTTPClient") { key in
-            let response = try await client.execute(
-                HTTPClientRequest(url: base + "?key=\(key)"), deadline: .distantFuture)
-            let body = Data(try await response.body.collect(upTo: 1 << 20).readableBytesView)
-            return response.status.code == 200 && accepts(body, decoded: decoded)
-        } close: {
-            try? await client.shutdown()
-        }
+        rawAsyncHTTPClient(
+            url, "raw AsyncHTTPClient", configuration: AsyncHTTPClientTransport.defaultConfiguration, decoded: decoded)
     }
 
     /// ``rawAsyncHTTPClient(_:decoded:)`` on AsyncHTTPClient's own default configuration, as a service that adopts it
@@ -58,9 +48,16 @@ struct Contender: Sendable {
     /// leaves out. Not the contender Courier's overhead is measured against (that one has the transport's
     /// configuration): it shows what a service pays per request for AsyncHTTPClient's defaults.
     static func rawAsyncHTTPClientWithItsDefaults(_ url: URL, decoded: Bool) -> Contender {
-        let client = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: .init())
+        rawAsyncHTTPClient(url, "raw AsyncHTTPClient, its defaults", configuration: .init(), decoded: decoded)
+    }
+
+    /// AsyncHTTPClient's async API on `configuration`, named `name`.
+    private static func rawAsyncHTTPClient(
+        _ url: URL, _ name: String, configuration: HTTPClient.Configuration, decoded: Bool
+    ) -> Contender {
+        let client = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: configuration)
         let base = url.absoluteString
-        return Contender(name: "raw AsyncHTTPClient, its defaults") { key in
+        return Contender(name: name) { key in
             let response = try await client.execute(
                 HTTPClientRequest(url: base + "?key=\(key)"), deadline: .distantFuture)
             let body = Data(try await response.body.collect(upTo: 1 << 20).readableBytesView)
