@@ -32,9 +32,8 @@ final class Instrumentation: Sendable {
     }
 
     /// A snapshot of the counters, with the log's dropped events.
-    /// Time elapsed on the client's clock (``EventLog/elapsedTime``). Read through this instance: a caller that read
-    /// `instrumentation.elapsedTime` itself retained and released the log around the read, on every call and in
-    /// every task of the client at once.
+    /// Time elapsed on the client's clock (``EventLog/elapsedTime``). Read here: a caller that went through ``log``
+    /// for it retained and released the log around the read, on every call and in every task of the client at once.
     var elapsedTime: Duration { log.elapsedTime }
 
     var metrics: APIClient.Metrics {
