@@ -128,32 +128,31 @@ final class RecentURLs: Sendable {
         var lastFound: (path: String, entry: Entry)?
 
         var count: Int { byPath.count + byText.count }
+
+        /// `read` of the entry kept under `path`, which is then the last found; `nil` when none is. The entry is read
+        /// in place: a binding of it (of the last one found too) retains it.
+        @inline(__always)
+        mutating func reading<Value>(_ path: String, _ read: (Entry) -> Value) -> Value? {
+            if lastFound != nil, lastFound.unsafelyUnwrapped.path == path {
+                return read(lastFound.unsafelyUnwrapped.entry)
+            }
+            guard let index = byPath.index(forKey: path) else { return nil }
+            lastFound = (path, byPath.values[index])
+            return read(byPath.values[index])
+        }
     }
 
     private let tables = Locked(Tables())
 
     /// The URL kept under `path`, if any.
     func url(forPath path: String) -> Entry? {
-        tables.withLock { tables in
-            if let last = tables.lastFound, last.path == path { return last.entry }
-            guard let entry = tables.byPath[path] else { return nil }
-            tables.lastFound = (path, entry)
-            return entry
-        }
+        tables.withLock { $0.reading(path) { $0 } }
     }
 
     /// What a plain `GET` of `path` builds (``Entry/plainGET``), when its entry is kept and has it: read under the lock,
     /// without retaining the entry.
     func plainGET(forPath path: String) -> PlainGET? {
-        tables.withLock { tables in
-            // Compared in place: a binding of the last entry found retains it.
-            if tables.lastFound != nil, tables.lastFound.unsafelyUnwrapped.path == path {
-                return tables.lastFound.unsafelyUnwrapped.entry.plainGET
-            }
-            guard let index = tables.byPath.index(forKey: path) else { return nil }
-            tables.lastFound = (path, tables.byPath.values[index])
-            return tables.byPath.values[index].plainGET
-        }
+        tables.withLock { $0.reading(path) { $0.plainGET } } ?? nil
     }
 
     /// The URL kept under `text`, if any.
