@@ -76,13 +76,81 @@ public final class APIClient: Sendable {
     /// flight or start one, run adapters and send with retries, check the status, then decode in the caller's
     /// task. `APIRequest<Data>` returns the body as it is.
     ///
+    /// Called from an actor (the main actor, say), the call's steps and its decoding leave the actor and the result
+    /// comes back to it, as from any plain `async` function; called from nonisolated code, the call runs where its
+    /// caller runs, with no executor change.
+    ///
     /// - Parameter request: The request to send.
     /// - Returns: The decoded value with the response metadata.
     /// - Throws: ``APIError`` for every failure, or `CancellationError` when the calling task is cancelled.
     @inlinable @discardableResult
-    public func send<T: Decodable>(_ request: APIRequest<T>) async throws -> APIResponse<T> {
+    public nonisolated(nonsending) func send<T: Decodable>(_ request: APIRequest<T>) async throws -> APIResponse<T> {
         // Inlined and specialized for `T`; the path after this takes the request's fields and is not generic
-        // (Docs/Performance.md#specialization).
+        // (Docs/Performance.md#specialization). The call's steps and decoding never run on the caller's actor
+        // (Docs/Performance.md#executor-checks). (`#isolation` is bound first: compared in place, Swift 6.3's debug
+        // build emits broken IR for it.)
+        let isolation = #isolation
+        guard isolation == nil else { return try await sendOffTheCallersActor(request) }
+        return try await respond(to: request)
+    }
+
+    /// Sends a request and decodes the body of a successful response as `T`, once for every caller that shares the
+    /// call: joiners that ask for the same type with the same decoder get the value the flight decoded.
+    ///
+    /// Called from an actor, the call's steps and its decoding leave the actor, as in the other `send` overloads.
+    ///
+    /// - Parameter request: The request to send.
+    /// - Returns: The decoded value with the response metadata.
+    /// - Throws: ``APIError`` for every failure, or `CancellationError` when the calling task is cancelled.
+    @inlinable @inline(__always) @discardableResult
+    public nonisolated(nonsending) func send<T: Decodable & Sendable>(_ request: APIRequest<T>) async throws
+        -> APIResponse<T>
+    {
+        let isolation = #isolation
+        guard isolation == nil else { return try await sendOffTheCallersActor(request) }
+        return try await respondDecodingOnce(to: request)
+    }
+
+    /// Sends a request whose response body is not needed, and checks its status.
+    ///
+    /// Called from an actor, the call's steps leave the actor, as in the other `send` overloads.
+    ///
+    /// - Parameter request: The request to send.
+    /// - Returns: The response metadata; its ``APIResponse/data`` holds the body if there was one.
+    /// - Throws: ``APIError`` for every failure, or `CancellationError` when the calling task is cancelled.
+    @discardableResult
+    public nonisolated(nonsending) func send(_ request: APIRequest<Void>) async throws -> APIResponse<Void> {
+        let isolation = #isolation
+        guard isolation == nil else { return try await sendOffTheCallersActor(request) }
+        return try await respond(to: request)
+    }
+
+    // MARK: Leaving the Caller's Actor
+
+    /// `send` for a caller on an actor: the same steps off it, where a plain `async` function runs (the task's executor
+    /// preference, or the global concurrent executor).
+    @inlinable @inline(never) @concurrent
+    func sendOffTheCallersActor<T: Decodable>(_ request: APIRequest<T>) async throws -> APIResponse<T> {
+        try await respond(to: request)
+    }
+
+    /// `send` with shared decoding for a caller on an actor, off it as above.
+    @inlinable @inline(never) @concurrent
+    func sendOffTheCallersActor<T: Decodable & Sendable>(_ request: APIRequest<T>) async throws -> APIResponse<T> {
+        try await respondDecodingOnce(to: request)
+    }
+
+    /// `send` of an `APIRequest<Void>` for a caller on an actor, off it as above.
+    @concurrent
+    private func sendOffTheCallersActor(_ request: APIRequest<Void>) async throws -> APIResponse<Void> {
+        try await respond(to: request)
+    }
+
+    // MARK: One Call, Where Its Caller Runs
+
+    /// The steps of `send`, then the caller's decoding, on the executor `send` runs on.
+    @inlinable @inline(__always)
+    nonisolated(nonsending) func respond<T: Decodable>(to request: APIRequest<T>) async throws -> APIResponse<T> {
         let decoder = decoder(for: request.fields)
         // A fresh hit is answered by `start` itself, without a suspension point. Each branch builds the response in a
         // plain function of its own, and a hit's answer is read there from the start as returned: merged into one
@@ -100,19 +168,17 @@ public final class APIClient: Sendable {
         }
     }
 
-    /// Sends a request and decodes the body of a successful response as `T`, once for every caller that shares the
-    /// call: joiners that ask for the same type with the same decoder get the value the flight decoded.
-    ///
-    /// - Parameter request: The request to send.
-    /// - Returns: The decoded value with the response metadata.
-    /// - Throws: ``APIError`` for every failure, or `CancellationError` when the calling task is cancelled.
-    @inlinable @inline(__always) @discardableResult
-    public func send<T: Decodable & Sendable>(_ request: APIRequest<T>) async throws -> APIResponse<T> {
+    /// `respond(to:)` with the flight's value decoded once for every caller that asks for `T` with
+    /// the same decoder.
+    @inlinable @inline(__always)
+    nonisolated(nonsending) func respondDecodingOnce<T: Decodable & Sendable>(to request: APIRequest<T>) async throws
+        -> APIResponse<T>
+    {
         let decoder = decoder(for: request.fields)
         // `Data` needs no decoding: sharing it would only box it.
         let shared = T.self == Data.self ? nil : SharedDecoding(T.self, decoder: decoder)
         // A fresh hit is answered by `start` itself, without a suspension point; each branch builds the response in a
-        // plain function, as in `send(_:)` above.
+        // plain function, as in `respond(to:)` above.
         let start = try self.start(request.fields, decodingOnce: shared)
         if case .answered = start { return try sharedResponse(to: consume start, as: T.self, decoder: decoder) }
         switch consume start {
@@ -123,13 +189,8 @@ public final class APIClient: Sendable {
         }
     }
 
-    /// Sends a request whose response body is not needed, and checks its status.
-    ///
-    /// - Parameter request: The request to send.
-    /// - Returns: The response metadata; its ``APIResponse/data`` holds the body if there was one.
-    /// - Throws: ``APIError`` for every failure, or `CancellationError` when the calling task is cancelled.
-    @discardableResult
-    public func send(_ request: APIRequest<Void>) async throws -> APIResponse<Void> {
+    /// The steps of `send` for an `APIRequest<Void>`, on the executor `send` runs on.
+    private nonisolated(nonsending) func respond(to request: APIRequest<Void>) async throws -> APIResponse<Void> {
         let answer =
             switch try start(request.fields, decodingOnce: nil) {
             case .answered(let answer): answer
