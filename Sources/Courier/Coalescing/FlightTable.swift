@@ -82,6 +82,16 @@ struct FlightTable<Key: Hashable & Sendable, Value: Sendable> {
             return min(heap, first)
         }
 
+        /// Takes ``joined``'s storage out, emptied, for ``FlightTable/spares`` (emptied with one owner, as
+        /// ``Waiters/takeJoiners()`` is).
+        mutating func takeJoined() -> [JoinedDeadline] {
+            var taken: [JoinedDeadline] = []
+            swap(&taken, &joined)
+            joinedHead = 0
+            taken.removeAll(keepingCapacity: true)
+            return taken
+        }
+
         /// Keeps only the deadlines of waiters for whom `isWaiting` holds.
         mutating func keep(where isWaiting: (UInt64) -> Bool) {
             deadlines.removeAll { !isWaiting($0.waiterID) }
@@ -132,8 +142,11 @@ struct FlightTable<Key: Hashable & Sendable, Value: Sendable> {
     /// builds an index from ids to slots, and later joins keep it up to date: leaving stays O(1), and a burst of n
     /// cancellations O(n), not O(n²). A slot left empty is reclaimed once the empty ones are the majority.
     struct Waiters {
+        /// A joiner's slot: its waiter is `nil` once it left.
+        typealias Joiner = (id: UInt64, waiter: Waiter?, tag: UInt64)
+
         private var first: (id: UInt64, waiter: Waiter, tag: UInt64)?
-        private var joiners: [(id: UInt64, waiter: Waiter?, tag: UInt64)] = []
+        private var joiners: [Joiner] = []
         /// Each waiting joiner's slot in `joiners`, from the first early leave on; the other slots are empty.
         private var slots: [UInt64: Int]?
 
@@ -144,9 +157,22 @@ struct FlightTable<Key: Hashable & Sendable, Value: Sendable> {
         var count: Int { (first == nil ? 0 : 1) + (slots?.count ?? joiners.count) }
         var isEmpty: Bool { count == 0 }
 
-        mutating func add(_ waiter: Waiter, id: UInt64, tag: UInt64) {
+        /// Adds a joiner; the first one takes `spare`'s storage (``FlightTable/spares``), which is left empty.
+        mutating func add(_ waiter: Waiter, id: UInt64, tag: UInt64, spare: inout [Joiner]) {
+            if joiners.capacity == 0 { swap(&joiners, &spare) }
             slots?[id] = joiners.count
             joiners.append((id, waiter, tag))
+        }
+
+        /// Takes the joiners' storage out, emptied, once they were resumed (``resumeAll(with:)``): for
+        /// ``FlightTable/spares``. Emptied here, where it has one owner: emptied where it has two, it would be replaced
+        /// by a new buffer of the same capacity.
+        mutating func takeJoiners() -> [Joiner] {
+            var taken: [Joiner] = []
+            swap(&taken, &joiners)
+            slots = nil
+            taken.removeAll(keepingCapacity: true)
+            return taken
         }
 
         /// The tag of a waiter still waiting (the earliest), or `nil` when none is.
@@ -220,6 +246,10 @@ struct FlightTable<Key: Hashable & Sendable, Value: Sendable> {
     private(set) var waiting = 0
     /// Number of times a flight reported its outcome, including stale reports from abandoned flights.
     private(set) var reportedOutcomes = 0
+    /// Storage a finished flight's joiners and their deadlines left, empty, for the next flight's first joiner to take:
+    /// a burst of joiners then fills arrays that have room for them, instead of growing two arrays ten times each over
+    /// a thousand joiners (an allocation, a copy and a free each time).
+    private var spares = Spares()
 
     /// Adds a waiter to the flight for `key`, or opens a flight for it; the leader then starts the flight's task and
     /// hands it to ``attach(_:to:flightID:)``.
@@ -239,7 +269,7 @@ struct FlightTable<Key: Hashable & Sendable, Value: Sendable> {
         // Joining hashes the key once and updates the flight in place through its index; copying the `Flight` out
         // and writing it back would copy its waiter table and make every join O(n).
         if let index = flights.index(forKey: key) {
-            return Self.join(&flights.values[index], waiter, id: waiterID, tag: tag)
+            return Self.join(&flights.values[index], waiter, id: waiterID, tag: tag, spare: &spares.joiners)
         }
         let flightID = waiterID
         flightAdded()
@@ -300,20 +330,23 @@ struct FlightTable<Key: Hashable & Sendable, Value: Sendable> {
         if isCancelled { return (.cancelled, nil, nil) }
         guard let index = index(of: key, at: sighting) else { return nil }
         waiting += 1
-        let (registration, attribution) = Self.join(&flights.values[index], waiter, id: waiterID, tag: tag)
+        let (registration, attribution) = Self.join(
+            &flights.values[index], waiter, id: waiterID, tag: tag, spare: &spares.joiners)
         guard let deadline else { return (registration, attribution, nil) }
-        return (registration, attribution, Self.addDeadline(deadline, of: waiterID, to: &flights.values[index]))
+        let timer = Self.addDeadline(deadline, of: waiterID, to: &flights.values[index], spare: &spares.deadlines)
+        return (registration, attribution, timer)
     }
 
     /// Adds a joiner's deadline to `flight`'s bounds, changed in place: at the end of ``Bounds/joined`` when the joiner
     /// started no earlier than the last one there and has its bound, else to the heap. Returns the time the flight's
     /// timer must be set to, as ``addDeadline(_:_:to:flightID:)`` does.
-    private static func addDeadline(_ deadline: JoinDeadline, of waiterID: UInt64, to flight: inout Flight)
-        -> Duration?
-    {
+    private static func addDeadline(
+        _ deadline: JoinDeadline, of waiterID: UInt64, to flight: inout Flight, spare: inout [JoinedDeadline]
+    ) -> Duration? {
         if flight.bounds == nil { flight.bounds = Bounds() }
         let entry = JoinedDeadline(deadline: deadline, waiterID: waiterID)
         guard let last = flight.bounds?.joined.last?.deadline else {
+            if flight.bounds?.joined.capacity == 0 { swap(&flight.bounds!.joined, &spare) }
             flight.bounds?.joined.append(entry)
             return timerTarget(for: deadline.at, of: flight)
         }
@@ -354,10 +387,10 @@ struct FlightTable<Key: Hashable & Sendable, Value: Sendable> {
 
     /// Adds a joiner to `flight`, in one access to the flight: each read of a field through the dictionary's values
     /// would copy the whole flight.
-    private static func join(_ flight: inout Flight, _ waiter: Waiter, id waiterID: UInt64, tag: UInt64)
-        -> (Registration, Attribution?)
-    {
-        flight.waiters.add(waiter, id: waiterID, tag: tag)
+    private static func join(
+        _ flight: inout Flight, _ waiter: Waiter, id waiterID: UInt64, tag: UInt64, spare: inout [Waiters.Joiner]
+    ) -> (Registration, Attribution?) {
+        flight.waiters.add(waiter, id: waiterID, tag: tag, spare: &spare)
         let joined = Registration.joined(flightID: flight.id)
         // A flight that everyone left and that goes on (``AbandonmentPolicy/finish``) belongs to its next caller.
         guard flight.owner == nil else { return (joined, nil) }
@@ -395,8 +428,9 @@ struct FlightTable<Key: Hashable & Sendable, Value: Sendable> {
         // only the flight that is still in the table may remove the entry or resolve its waiters.
         guard let index = flights.index(forKey: key), id(at: index) == flightID else { return nil }
         flightRemoved()
-        let flight = flights.remove(at: index).value
+        var flight = flights.remove(at: index).value
         waiting -= flight.waiters.count
+        if flight.bounds != nil { spares.keep(deadlines: flight.bounds!.takeJoined()) }
         // The waiters are handed back as they are stored: copying them into an array would allocate once per flight.
         return (flight.waiters, flight.bounds?.timer)
     }
@@ -519,6 +553,37 @@ struct FlightTable<Key: Hashable & Sendable, Value: Sendable> {
 
     /// Below this many deadlines a flight's heap is never compacted.
     static var compactionFloor: Int { 64 }
+
+    /// The room the spare storage has, for joiners and for their deadlines (for tests).
+    var spareCapacities: (joiners: Int, deadlines: Int) { (spares.joiners.capacity, spares.deadlines.capacity) }
+
+    /// Keeps the storage of a finished flight's joiners, once they were resumed, for the next flight (``spares``).
+    mutating func recycle(_ joiners: consuming [Waiters.Joiner]) {
+        spares.keep(joiners: joiners)
+    }
+
+    /// Empty storage for the next flight's joiners and their deadlines (``FlightTable/spares``): the larger of what the
+    /// last flights left, up to ``limit`` entries, so that a coalescer holds at most about 260 KB that way.
+    struct Spares {
+        var joiners: [Waiters.Joiner] = []
+        var deadlines: [JoinedDeadline] = []
+
+        static var limit: Int { 4_096 }
+
+        /// Keeps `kept`, empty, when it has more room than the spare joiners' storage and no more than ``limit``.
+        mutating func keep(joiners kept: consuming [Waiters.Joiner]) {
+            assert(kept.isEmpty, "spare storage with joiners in it")
+            guard kept.capacity > joiners.capacity, kept.capacity <= Self.limit else { return }
+            joiners = kept
+        }
+
+        /// Keeps `kept`, empty, as ``keep(joiners:)`` does, for deadlines.
+        mutating func keep(deadlines kept: consuming [JoinedDeadline]) {
+            assert(kept.isEmpty, "spare storage with deadlines in it")
+            guard kept.capacity > deadlines.capacity, kept.capacity <= Self.limit else { return }
+            deadlines = kept
+        }
+    }
 }
 
 /// How many flights a ``FlightTable`` holds, readable without the table's lock: most calls find no flight in the air, and

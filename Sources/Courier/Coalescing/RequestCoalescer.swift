@@ -103,6 +103,9 @@ public actor RequestCoalescer<Key: Hashable & Sendable, Value: Sendable> {
     ///   resumed, so a cancelled caller stops counting as soon as it has left.
     public var waiterCount: Int { table.withLock { $0.waiting } }
 
+    /// The room the storage a finished flight left for the next one's joiners has (for tests).
+    var spareCapacities: (joiners: Int, deadlines: Int) { table.withLock { $0.spareCapacities } }
+
     /// Number of times a flight task reported its outcome, including stale reports from abandoned flights.
     /// Not public API: tests use it to know that a late completion has been processed.
     var reportedOutcomes: Int { table.withLock { $0.reportedOutcomes } }
@@ -443,7 +446,7 @@ public actor RequestCoalescer<Key: Hashable & Sendable, Value: Sendable> {
         } catch {
             outcome = .failure(error)
         }
-        let waiters = table.withLock { table in
+        var waiters = table.withLock { table in
             let finished = table.finish(key, flightID: flightID)
             // The flight's timer goes with it (the scheduler's lock inside the table's, as in `addDeadline`).
             if let timer = finished?.timer { timer.scheduler.cancel(timer.entry) }
@@ -455,6 +458,9 @@ public actor RequestCoalescer<Key: Hashable & Sendable, Value: Sendable> {
             return finished?.waiters
         }
         waiters?.resumeAll(with: outcome)
+        // Their storage, for the next flight's joiners, when it has room for any.
+        guard let joiners = waiters?.takeJoiners(), joiners.capacity > 0 else { return }
+        table.withLock { $0.recycle(joiners) }
     }
 }
 
