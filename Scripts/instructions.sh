@@ -46,6 +46,10 @@
 #     exists, so the harness runs its loop in a detached task while the main thread waits on a semaphore.
 #   - joiners: the callers run as tasks on an executor the harness drives from one thread, and the transport holds
 #     the flight until that executor is idle, so every round has exactly 1 leader and 999 joiners (checked).
+#   - joiners and the actor coalescer are also split into glibc's allocator (a joiner's task takes a second slab of
+#     task memory, whose malloc and free cost 100-250 instructions more or less with the heap's layout from one build
+#     of the harness to the next) and the rest; with "atMostActorOutsideAllocator", --check fails when a joiner's rest
+#     exceeds the actor coalescer caller's in the same run.
 # Takes about 30 s once the harness is built, about 100 s from a clean Benchmarks/.build on 2 cores (the release
 # build is most of it); callgrind runs ~50x slower than native, so the iteration counts below are small.
 set -euo pipefail
@@ -217,6 +221,28 @@ cancellable = (per_call["cancellable-joiners"] - per_call["empty-tasks"],
                mallocs["cancellable-joiners"] - mallocs["empty-tasks"])
 print(f"for scale: the report's lock + continuations coalescer, cancellable callers, per caller: {cancellable[0]:,.0f} "
       f"instructions / {cancellable[1]:.1f} mallocs")
+# Where a joiner's difference from the actor coalescer's caller lies: in glibc's allocator (the functions compiled from
+# its malloc/*.c), which a joiner calls for its task's second slab of task memory (Docs/Performance.md#joining) and
+# whose cost per call moves by a hundred instructions or more with the heap's layout from one build of the harness to
+# the next, or in the rest (Courier, the runtime, the harness), which repeats from build to build.
+import re, subprocess
+def allocator_cost(path):
+    listing = subprocess.run(["callgrind_annotate", "--threshold=100", path], capture_output=True, text=True).stdout
+    return sum(int(m.group(1).replace(",", "")) for m in re.finditer(r"^\s*([\d,]+)\s.*\./malloc/\S*:", listing, re.M))
+def allocator_per_caller(name):
+    return (allocator_cost(f"{out}/{name}.2.callgrind") - allocator_cost(f"{out}/{name}.1.callgrind")) / CALLERS
+split = {name: allocator_per_caller(name) for name in ("joiners", "actor-joiners", "empty-tasks")}
+joiner_allocator = split["joiners"] - split["empty-tasks"]
+actor_allocator = split["actor-joiners"] - split["empty-tasks"]
+joiner_rest, actor_rest = own["joiners"][0] - joiner_allocator, actor[0] - actor_allocator
+print(f"for scale: of which in glibc's allocator: Courier's joiners {joiner_allocator:,.0f}, the actor coalescer "
+      f"{actor_allocator:,.0f}; the rest: Courier's joiners {joiner_rest:,.0f}, the actor coalescer {actor_rest:,.0f}")
+# "atMostActorOutsideAllocator" keeps a joiner's work outside the allocator (Courier's, and the runtime's on its behalf)
+# at or below the actor coalescer's caller's, in the same run: a comparison the heap's layout does not move.
+if thresholds["scenarios"].get("joiners", {}).get("atMostActorOutsideAllocator") and joiner_rest > actor_rest:
+    failures.append(f"joiners: {joiner_rest:,.0f} instructions per caller outside glibc's allocator > the actor "
+                    f"coalescer's {actor_rest:,.0f} in the same run")
+
 # Issue 34: once a joiner costs no more than the actor coalescer, "atMostActor" in the joiners' thresholds keeps it so:
 # the two are compared in the same run, since the allocator's state moves both by a few hundred instructions from one
 # build of the harness to the next.
@@ -228,7 +254,6 @@ if thresholds["scenarios"].get("joiners", {}).get("atMostActor") and own["joiner
 # `Task.immediate` that the optimizer did not inline a preference record for its `nil` executorPreference, and every
 # executor check of such a task then takes the task's status lock (about 1,350 instructions per flight, measured on
 # distinct-stored). The record's constructor must not run in the scenarios that lead a flight per call.
-import re, subprocess
 def self_cost(path, function):
     listing = subprocess.run(["callgrind_annotate", "--threshold=100", path], capture_output=True, text=True).stdout
     return sum(int(m.group(1).replace(",", "")) for m in re.finditer(r"^\s*([\d,]+)\s.*" + re.escape(function), listing, re.M))
