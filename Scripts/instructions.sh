@@ -47,7 +47,7 @@
 #   - joiners: the callers run as tasks on an executor the harness drives from one thread, and the transport holds
 #     the flight until that executor is idle, so every round has exactly 1 leader and 999 joiners (checked).
 #   - joiners and the actor coalescer are also split into glibc's allocator (a joiner's task takes a second slab of
-#     task memory, whose malloc and free cost 100-250 instructions more or less with the heap's layout from one build
+#     task memory, whose malloc and free cost 100-300 instructions more or less with the heap's layout from one build
 #     of the harness to the next) and the rest; with "atMostActorOutsideAllocator", --check fails when a joiner's rest
 #     exceeds the actor coalescer caller's in the same run.
 # Takes about 30 s once the harness is built, about 100 s from a clean Benchmarks/.build on 2 cores (the release
