@@ -430,7 +430,7 @@ struct FlightTable<Key: Hashable & Sendable, Value: Sendable> {
         flightRemoved()
         var flight = flights.remove(at: index).value
         waiting -= flight.waiters.count
-        if flight.bounds != nil { spares.keep(deadlines: flight.bounds!.takeJoined()) }
+        if flight.bounds != nil { Spares.keep(flight.bounds!.takeJoined(), in: &spares.deadlines) }
         // The waiters are handed back as they are stored: copying them into an array would allocate once per flight.
         return (flight.waiters, flight.bounds?.timer)
     }
@@ -559,7 +559,7 @@ struct FlightTable<Key: Hashable & Sendable, Value: Sendable> {
 
     /// Keeps the storage of a finished flight's joiners, once they were resumed, for the next flight (``spares``).
     mutating func recycle(_ joiners: consuming [Waiters.Joiner]) {
-        spares.keep(joiners: joiners)
+        Spares.keep(joiners, in: &spares.joiners)
     }
 
     /// Empty storage for the next flight's joiners and their deadlines (``FlightTable/spares``): the larger of what the
@@ -570,18 +570,11 @@ struct FlightTable<Key: Hashable & Sendable, Value: Sendable> {
 
         static var limit: Int { 4_096 }
 
-        /// Keeps `kept`, empty, when it has more room than the spare joiners' storage and no more than ``limit``.
-        mutating func keep(joiners kept: consuming [Waiters.Joiner]) {
-            assert(kept.isEmpty, "spare storage with joiners in it")
-            guard kept.capacity > joiners.capacity, kept.capacity <= Self.limit else { return }
-            joiners = kept
-        }
-
-        /// Keeps `kept`, empty, as ``keep(joiners:)`` does, for deadlines.
-        mutating func keep(deadlines kept: consuming [JoinedDeadline]) {
-            assert(kept.isEmpty, "spare storage with deadlines in it")
-            guard kept.capacity > deadlines.capacity, kept.capacity <= Self.limit else { return }
-            deadlines = kept
+        /// Keeps `kept`, empty, as `spare` when it has more room than `spare` and no more than ``limit``.
+        static func keep<Entry>(_ kept: consuming [Entry], in spare: inout [Entry]) {
+            assert(kept.isEmpty, "spare storage with entries in it")
+            guard kept.capacity > spare.capacity, kept.capacity <= limit else { return }
+            spare = kept
         }
     }
 }
